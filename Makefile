@@ -1,0 +1,129 @@
+# nvlite — build, test, install.
+#
+#   make                 library + samples
+#   make test            unit and API tests on the simulated driver (CI)
+#   make test-hw         API tests + hardware-only tests on a real GPU
+#   make install PREFIX=/usr/local
+#
+# NO_BUILD=1 runs already-built test binaries (for machines without the
+# build dependencies, such as the GPU box).
+
+CXX      ?= g++
+CC       ?= gcc
+PREFIX   ?= /usr/local
+BUILD    ?= build
+CUDA_HOME ?= /usr/local/cuda
+
+VERSION  := 0.1.0
+SONAME   := libnvlite.so.0
+
+WARN      := -Wall -Wextra -Werror
+CXXFLAGS  ?= -O2 -g
+CFLAGS    ?= -O2 -g
+SAN       ?=
+ALL_CXXFLAGS := -std=c++20 $(WARN) -fPIC -fvisibility=hidden -Iinclude -Ilib -MMD -MP $(SAN) $(CXXFLAGS)
+ALL_CFLAGS   := -std=c11 $(WARN) -Iinclude -MMD -MP $(SAN) $(CFLAGS)
+LIB_LDLIBS   := -lpthread -ldl
+TEST_LDLIBS  := -lcmocka -lpthread -ldl
+
+LIB_SRCS  := $(shell find lib -name '*.cpp' | sort)
+LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
+SHLIB     := $(BUILD)/lib/libnvlite.so.$(VERSION)
+STATIC    := $(BUILD)/lib/libnvlite_internal.a
+
+# Unit tests (C++, link the internal archive) and API tests (C, link the .so).
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.cpp) $(wildcard tests/sim/test_*.cpp))
+API_SRCS  := $(sort $(wildcard tests/api/test_*.c))
+HW_SRCS   := $(sort $(wildcard tests/hw/test_*.c))
+UNIT_BINS := $(patsubst tests/%.cpp,$(BUILD)/tests/%,$(UNIT_SRCS))
+API_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(API_SRCS))
+HW_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(HW_SRCS))
+TEST_SUPPORT := $(BUILD)/obj/tests/support/test_support.o
+
+SAMPLE_SRCS := $(sort $(wildcard samples/*.c))
+SAMPLE_BINS := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_SRCS))
+
+.PHONY: all lib samples tests test test-hw install clean header-check demo
+
+all: lib samples
+
+lib: $(SHLIB) $(BUILD)/lib/$(SONAME) $(BUILD)/lib/libnvlite.so $(STATIC)
+
+$(BUILD)/obj/%.o: %.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(ALL_CXXFLAGS) -c $< -o $@
+
+$(SHLIB): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CXX) -shared -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions -Wl,--no-undefined $(SAN) -o $@ $^ $(LIB_LDLIBS)
+
+$(BUILD)/lib/$(SONAME): $(SHLIB)
+	ln -sf $(notdir $(SHLIB)) $@
+
+$(BUILD)/lib/libnvlite.so: $(BUILD)/lib/$(SONAME)
+	ln -sf $(SONAME) $@
+
+$(STATIC): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/obj/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude/nvlite -Itests -c $< -o $@
+
+$(BUILD)/tests/%: tests/%.cpp $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CXX) $(ALL_CXXFLAGS) -Itests $< -o $@ $(STATIC) $(TEST_LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT) $(BUILD)/lib/libnvlite.so
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) $< $(TEST_SUPPORT) -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../../lib' $(TEST_LDLIBS)
+
+$(BUILD)/samples/%: samples/%.c $(BUILD)/lib/libnvlite.so
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude/nvlite $< -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' $(SAN)
+
+samples: $(SAMPLE_BINS)
+
+tests: $(UNIT_BINS) $(API_BINS) $(HW_BINS)
+
+ifeq ($(NO_BUILD),1)
+TEST_DEPS :=
+else
+TEST_DEPS := tests samples
+endif
+
+# Every test binary runs; the summary says how many failed.
+test: $(TEST_DEPS)
+	@NVLITE_DEVICE=sim tests/run_tests.sh $(UNIT_BINS) $(API_BINS)
+ifneq ($(NO_BUILD),1)
+	@$(MAKE) --no-print-directory header-check
+endif
+
+test-hw: $(TEST_DEPS)
+	@if [ ! -e /dev/nvidiactl ]; then \
+	  echo "test-hw: no NVIDIA GPU here (/dev/nvidiactl is missing): nothing was tested"; exit 1; fi
+	@env -u NVLITE_DEVICE tests/run_tests.sh $(API_BINS) $(HW_BINS)
+
+# The samples on the real GPU when there is one, else on the simulated driver.
+demo: samples
+	@if [ -e /dev/nvidiactl ]; then dev=""; echo "demo: on the GPU"; \
+	 else dev="sim"; echo "demo: no GPU here, on the simulated driver (NVLITE_DEVICE=sim)"; fi; \
+	 NVLITE_DEVICE=$$dev $(BUILD)/samples/device_query && NVLITE_DEVICE=$$dev $(BUILD)/samples/copy_roundtrip 256
+
+header-check:
+	@$(MAKE) --no-print-directory -C tests/header check BUILD=$(abspath $(BUILD))/tests/header
+
+install: lib
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/nvlite $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libnvlite.so
+	install -m 644 include/nvlite/*.h $(DESTDIR)$(PREFIX)/include/nvlite/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' pkgconfig/nvlite.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/nvlite.pc
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,53 @@
+// What every C entry point shares: export, tracing, and the guarantee that
+// no exception crosses the ABI.
+#pragma once
+
+#include <cstdio>
+#include <new>
+#include <utility>
+
+#include "common/status.h"
+#include "common/trace.h"
+#include "hw/cpu.h"
+#include "nvlite/cuda.h"
+
+#define NVL_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace nvl::api {
+
+const char* errorName(CUresult r);
+
+// Runs one API call: returns its CUresult, maps escaping exceptions to
+// CUresults, and with NVLITE_TRACE=1 prints the call, its arguments, its
+// result and its duration.
+template <class Body, class... Args>
+CUresult entry(const char* name, Body&& body, const char* fmt, Args... args) noexcept {
+    auto run = [&]() noexcept -> CUresult {
+        try {
+            return static_cast<Status>(body()).code();
+        } catch (const std::bad_alloc&) {
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        } catch (...) {
+            return CUDA_ERROR_UNKNOWN;
+        }
+    };
+    if (!trace::api()) return run();
+    const uint64_t t0 = hw::monotonicNs();
+    CUresult r = run();
+    const uint64_t t1 = hw::monotonicNs();
+    char argText[512];
+    if constexpr (sizeof...(Args) > 0) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#pragma GCC diagnostic ignored "-Wformat-security"
+        std::snprintf(argText, sizeof argText, fmt, args...);
+#pragma GCC diagnostic pop
+    } else {
+        (void)fmt;
+        argText[0] = 0;
+    }
+    trace::print("%s(%s) = %s (%.1f us)", name, argText, errorName(r), static_cast<double>(t1 - t0) / 1000.0);
+    return r;
+}
+
+}  // namespace nvl::api

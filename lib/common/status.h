@@ -1,0 +1,74 @@
+// Errors as values.
+//
+// Every layer returns a Status (or a Result<T>) instead of throwing. The code
+// is the CUresult libcuda would return; when the error came from the kernel
+// driver, the RM/UVM status travels with it so traces can name it.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+
+#include "nvlite/cuda.h"
+
+namespace nvl {
+
+class [[nodiscard]] Status {
+public:
+    constexpr Status() = default;
+    constexpr Status(CUresult code) : code_(code) {}  // NOLINT: implicit on purpose
+    constexpr Status(CUresult code, uint32_t driverStatus, const char* where)
+        : code_(code), driverStatus_(driverStatus), where_(where) {}
+
+    constexpr bool ok() const { return code_ == CUDA_SUCCESS; }
+    constexpr explicit operator bool() const { return ok(); }
+    constexpr CUresult code() const { return code_; }
+    // NV_STATUS from RM or UVM, 0 when the error did not come from the driver.
+    constexpr uint32_t driverStatus() const { return driverStatus_; }
+    // Static string naming the failing driver call, or nullptr.
+    constexpr const char* where() const { return where_; }
+
+private:
+    CUresult code_ = CUDA_SUCCESS;
+    uint32_t driverStatus_ = 0;
+    const char* where_ = nullptr;
+};
+
+inline constexpr Status kOk{};
+
+template <class T>
+class [[nodiscard]] Result {
+public:
+    Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit on purpose
+    Result(Status status) : status_(status) {}     // NOLINT: implicit on purpose
+    Result(CUresult code) : status_(code) {}       // NOLINT: implicit on purpose
+
+    bool ok() const { return status_.ok(); }
+    explicit operator bool() const { return ok(); }
+    const Status& status() const { return status_; }
+    T& value() { return value_; }
+    const T& value() const { return value_; }
+    T& operator*() { return value_; }
+    T* operator->() { return &value_; }
+
+private:
+    T value_{};
+    Status status_{};
+};
+
+}  // namespace nvl
+
+// Return early with the status of a failed call.
+#define NVL_TRY(expr)                                  \
+    do {                                               \
+        ::nvl::Status nvl_try_status_ = (expr);        \
+        if (!nvl_try_status_.ok()) return nvl_try_status_; \
+    } while (0)
+
+// Assign the value of a Result or return its status.
+#define NVL_CONCAT_INNER(a, b) a##b
+#define NVL_CONCAT(a, b) NVL_CONCAT_INNER(a, b)
+#define NVL_ASSIGN_OR_RETURN(lhs, expr)                                  \
+    auto NVL_CONCAT(nvl_result_, __LINE__) = (expr);                      \
+    if (!NVL_CONCAT(nvl_result_, __LINE__).ok())                          \
+        return NVL_CONCAT(nvl_result_, __LINE__).status();                \
+    lhs = std::move(NVL_CONCAT(nvl_result_, __LINE__).value())

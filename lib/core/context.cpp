@@ -1,0 +1,124 @@
+#include "core/context.h"
+
+#include <algorithm>
+#include <unordered_set>
+#include <vector>
+
+#include "core/device.h"
+#include "core/memory.h"
+#include "core/runtime.h"
+#include "core/staging.h"
+
+namespace nvl::core {
+namespace {
+
+// Every Context ever made (shells stay after destruction, see context.h).
+std::mutex& registryMutex() {
+    static std::mutex* m = new std::mutex();
+    return *m;
+}
+std::unordered_set<const Context*>& registry() {
+    static auto* set = new std::unordered_set<const Context*>();
+    return *set;
+}
+
+thread_local std::vector<Context*> tlsStack;
+
+}  // namespace
+
+Result<Context*> Context::create(Device& device, unsigned flags, bool primary) {
+    auto* ctx = new Context(device, primary);
+    {
+        std::lock_guard lock(registryMutex());
+        registry().insert(ctx);
+    }
+    if (!primary) NVL_TRY(ctx->activate(flags));
+    return ctx;
+}
+
+Context::Context(Device& device, bool primary) : device_(device), primary_(primary) {}
+Context::~Context() = default;
+
+Context* Context::fromHandle(CUcontext handle) {
+    auto* ctx = reinterpret_cast<Context*>(handle);
+    std::lock_guard lock(registryMutex());
+    return registry().count(ctx) ? ctx : nullptr;
+}
+
+Status Context::activate(unsigned flags) {
+    std::lock_guard lock(lifecycleMutex_);
+    if (active()) return kOk;
+    NVL_ASSIGN_OR_RETURN(channels_, hw::ContextChannels::create(device_.gpu()));
+    heap_ = std::make_unique<DeviceHeap>(device_.gpu());
+    host_ = std::make_unique<HostMemory>(device_.gpu());
+    staging_ = std::make_unique<Staging>(*this);
+    flags_ = flags;
+    active_.store(true, std::memory_order_release);
+    return kOk;
+}
+
+void Context::deactivate() {
+    std::lock_guard lock(lifecycleMutex_);
+    if (!active()) return;
+    active_.store(false, std::memory_order_release);
+    (void)synchronize();
+    AddressMap::get().removeContext(this);
+    staging_.reset();
+    host_.reset();
+    heap_.reset();
+    channels_.reset();
+}
+
+Status Context::synchronize() {
+    hw::Channel& copy = channels_->copy();
+    hw::Channel& compute = channels_->compute();
+    NVL_TRY(copy.wait(copy.lastSubmitted()));
+    NVL_TRY(compute.wait(compute.lastSubmitted()));
+    return kOk;
+}
+
+namespace current {
+
+Context* top() { return tlsStack.empty() ? nullptr : tlsStack.back(); }
+
+void push(Context* ctx) { tlsStack.push_back(ctx); }
+
+Context* pop() {
+    if (tlsStack.empty()) return nullptr;
+    Context* c = tlsStack.back();
+    tlsStack.pop_back();
+    return c;
+}
+
+void set(Context* ctx) {
+    if (tlsStack.empty()) {
+        if (ctx) tlsStack.push_back(ctx);
+    } else if (ctx) {
+        tlsStack.back() = ctx;
+    } else {
+        tlsStack.pop_back();
+    }
+}
+
+void remove(Context* ctx) { std::erase(tlsStack, ctx); }
+
+}  // namespace current
+
+Result<Context*> requireCurrent() {
+    NVL_TRY(Runtime::get().checkInit());
+    Context* ctx = current::top();
+    if (!ctx) return CUDA_ERROR_INVALID_CONTEXT;
+    // Destroyed, or a primary context that was released or reset (libcuda
+    // does not bring a reset primary context back until it is retained).
+    if (!ctx->active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    return ctx;
+}
+
+Status checkCurrentIfAny() {
+    NVL_TRY(Runtime::get().checkInit());
+    Context* ctx = current::top();
+    if (ctx && !ctx->active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    return kOk;
+}
+
+}  // namespace nvl::core

@@ -1,0 +1,88 @@
+// A CUDA context: the channels its work runs on, its memory, and the
+// thread-local stack of current contexts.
+//
+// Context objects are never freed: cuCtxDestroy releases everything a
+// context holds and leaves a shell behind, so a stale CUcontext handle is
+// recognised (and answered with an error) instead of being dereferenced.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "common/status.h"
+#include "hw/channel_group.h"
+#include "nvlite/cuda.h"
+
+namespace nvl::core {
+
+class Device;
+class DeviceHeap;
+class HostMemory;
+class Staging;
+
+class Context {
+public:
+    // A new context (not made current). 'primary' contexts are created and
+    // reactivated through the cuDevicePrimaryCtx* calls.
+    static Result<Context*> create(Device& device, unsigned flags, bool primary);
+    ~Context();
+    // The live Context behind a handle, or nullptr when it was never one.
+    static Context* fromHandle(CUcontext handle);
+    CUcontext handle() { return reinterpret_cast<CUcontext>(this); }
+
+    Device& device() const { return device_; }
+    unsigned flags() const { return flags_; }
+    bool isPrimary() const { return primary_; }
+    // False once destroyed (or, for a primary context, released or reset).
+    bool active() const { return active_.load(std::memory_order_acquire); }
+
+    // Brings the resources up (creation and primary reactivation).
+    Status activate(unsigned flags);
+    // Waits for the work, then frees channels and memory.
+    void deactivate();
+
+    hw::ContextChannels& channels() { return *channels_; }
+    DeviceHeap& heap() { return *heap_; }
+    HostMemory& host() { return *host_; }
+    Staging& staging() { return *staging_; }
+
+    // Waits for everything submitted in this context.
+    Status synchronize();
+
+private:
+    Context(Device& device, bool primary);
+
+    Device& device_;
+    const bool primary_;
+    unsigned flags_ = 0;
+    std::atomic<bool> active_{false};
+    std::mutex lifecycleMutex_;
+    std::unique_ptr<hw::ContextChannels> channels_;
+    std::unique_ptr<DeviceHeap> heap_;
+    std::unique_ptr<HostMemory> host_;
+    std::unique_ptr<Staging> staging_;
+};
+
+// The calling thread's context stack.
+namespace current {
+Context* top();
+void push(Context* ctx);
+Context* pop();  // nullptr when empty
+// cuCtxSetCurrent: replace the top (push when empty; pop when ctx is null).
+void set(Context* ctx);
+// Drops every entry of 'ctx' from the calling thread's stack.
+void remove(Context* ctx);
+}  // namespace current
+
+// The current context for an API call that needs one: checks cuInit, a
+// current context (CUDA_ERROR_INVALID_CONTEXT) and that it is alive
+// (CUDA_ERROR_CONTEXT_IS_DESTROYED).
+Result<Context*> requireCurrent();
+// For calls that work without a current context but not with a dead one
+// (cuMemFree, cuMemFreeHost): checks cuInit and, if a context is current,
+// that it is alive.
+Status checkCurrentIfAny();
+
+}  // namespace nvl::core

@@ -1,0 +1,112 @@
+#include "core/copy.h"
+
+#include <cstring>
+#include <optional>
+
+#include "core/context.h"
+#include "core/memory.h"
+#include "core/staging.h"
+#include "hw/channel.h"
+#include "hw/copy_engine.h"
+
+namespace nvl::core {
+namespace {
+
+// Where one side of a copy lives.
+struct Place {
+    enum Kind { Gpu, Pinned, Pageable } kind;
+    uint64_t address;
+};
+
+// A range the GPU can reach: inside one device or pinned-host allocation.
+std::optional<Place> gpuReachable(uint64_t addr, uint64_t bytes) {
+    auto a = AddressMap::get().find(addr);
+    if (!a || !a->contains(addr, bytes)) return std::nullopt;
+    return Place{a->kind == MemoryKind::Device ? Place::Gpu : Place::Pinned, addr};
+}
+
+Place classify(uint64_t addr, uint64_t bytes) {
+    if (auto p = gpuReachable(addr, bytes)) return *p;
+    return Place{Place::Pageable, addr};
+}
+
+// The legacy stream's copy channel.
+hw::Channel& copyChannel(Context& ctx) { return ctx.channels().copy(); }
+
+Status submitCopy(Context& ctx, uint64_t dst, uint64_t src, uint64_t bytes, bool wait) {
+    hw::Channel& ch = copyChannel(ctx);
+    NVL_ASSIGN_OR_RETURN(uint64_t value,
+                         ch.submit(hw::copyDwords(bytes), [&](hw::PushWriter& w) { hw::copy(w, dst, src, bytes); }));
+    return wait ? ch.wait(value) : kOk;
+}
+
+// Host-to-host through cuMemcpy: fully synchronous, after earlier GPU work.
+Status hostToHost(Context& ctx, uint64_t dst, uint64_t src, uint64_t bytes) {
+    NVL_TRY(ctx.synchronize());
+    std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+    return kOk;
+}
+
+Status copyPlaces(Context& ctx, Place dst, Place src, uint64_t bytes, Sync sync) {
+    if (bytes == 0) return kOk;
+    const bool dstHost = dst.kind != Place::Gpu, srcHost = src.kind != Place::Gpu;
+    // Host to host (pinned or not): fully synchronous, a CPU copy.
+    if (dstHost && srcHost) return hostToHost(ctx, dst.address, src.address, bytes);
+    if (dst.kind == Place::Pageable)
+        return ctx.staging().fromDevice(copyChannel(ctx), reinterpret_cast<void*>(dst.address), src.address, bytes);
+    if (src.kind == Place::Pageable)
+        return ctx.staging().toDevice(copyChannel(ctx), dst.address, reinterpret_cast<const void*>(src.address), bytes);
+    // A device and a pinned side: the copy engine. Blocking copies that touch
+    // host memory wait for completion; device-to-device ones never do.
+    const bool wait = sync == Sync::Blocking && (dstHost || srcHost);
+    return submitCopy(ctx, dst.address, src.address, bytes, wait);
+}
+
+}  // namespace
+
+Status copyHostToDevice(Context& ctx, uint64_t dst, const void* src, uint64_t bytes, Sync sync) {
+    auto d = gpuReachable(dst, bytes);
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    return copyPlaces(ctx, *d, classify(reinterpret_cast<uint64_t>(src), bytes), bytes, sync);
+}
+
+Status copyDeviceToHost(Context& ctx, void* dst, uint64_t src, uint64_t bytes, Sync sync) {
+    auto s = gpuReachable(src, bytes);
+    if (!s) return CUDA_ERROR_INVALID_VALUE;
+    return copyPlaces(ctx, classify(reinterpret_cast<uint64_t>(dst), bytes), *s, bytes, sync);
+}
+
+Status copyDeviceToDevice(Context& ctx, uint64_t dst, uint64_t src, uint64_t bytes, Sync sync) {
+    auto d = gpuReachable(dst, bytes);
+    auto s = gpuReachable(src, bytes);
+    if (!d || !s) return CUDA_ERROR_INVALID_VALUE;
+    return copyPlaces(ctx, *d, *s, bytes, sync);
+}
+
+Status copyUnified(Context& ctx, uint64_t dst, uint64_t src, uint64_t bytes, Sync sync) {
+    Place d = classify(dst, bytes);
+    Place s = classify(src, bytes);
+    // An address inside an allocation but running past its end is an error,
+    // not pageable memory.
+    if (d.kind == Place::Pageable && AddressMap::get().find(dst)) return CUDA_ERROR_INVALID_VALUE;
+    if (s.kind == Place::Pageable && AddressMap::get().find(src)) return CUDA_ERROR_INVALID_VALUE;
+    return copyPlaces(ctx, d, s, bytes, sync);
+}
+
+Status fill(Context& ctx, uint64_t dst, uint32_t value, uint32_t elementSize, uint64_t count, Sync sync) {
+    const uint64_t bytes = count * elementSize;
+    if (count != 0 && bytes / elementSize != count) return CUDA_ERROR_INVALID_VALUE;
+    if (dst % elementSize != 0) return CUDA_ERROR_INVALID_VALUE;
+    auto d = gpuReachable(dst, bytes);
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    if (count == 0) return kOk;
+    hw::Channel& ch = copyChannel(ctx);
+    NVL_ASSIGN_OR_RETURN(uint64_t done, ch.submit(hw::fillDwords(bytes, elementSize), [&](hw::PushWriter& w) {
+        hw::fill(w, dst, value, elementSize, count);
+    }));
+    // Fills of pinned host memory are synchronous; of device memory, never.
+    if (sync == Sync::Blocking && d->kind == Place::Pinned) return ch.wait(done);
+    return kOk;
+}
+
+}  // namespace nvl::core

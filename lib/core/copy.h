@@ -1,0 +1,24 @@
+// Copies and fills on a context's legacy (NULL) stream, with the
+// synchronisation rules of libcuda's synchronous and asynchronous forms.
+#pragma once
+
+#include <cstdint>
+
+#include "common/status.h"
+
+namespace nvl::core {
+
+class Context;
+
+enum class Sync { Blocking, Async };
+
+Status copyHostToDevice(Context& ctx, uint64_t dst, const void* src, uint64_t bytes, Sync sync);
+Status copyDeviceToHost(Context& ctx, void* dst, uint64_t src, uint64_t bytes, Sync sync);
+Status copyDeviceToDevice(Context& ctx, uint64_t dst, uint64_t src, uint64_t bytes, Sync sync);
+// cuMemcpy: either side may be device memory, pinned host memory or
+// pageable host memory, told apart by address.
+Status copyUnified(Context& ctx, uint64_t dst, uint64_t src, uint64_t bytes, Sync sync);
+// cuMemsetD8/16/32: 'count' elements of 'elementSize' bytes.
+Status fill(Context& ctx, uint64_t dst, uint32_t value, uint32_t elementSize, uint64_t count, Sync sync);
+
+}  // namespace nvl::core

@@ -1,0 +1,266 @@
+#include "core/memory.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "hw/gpu.h"
+
+namespace nvl::core {
+namespace {
+
+uint64_t roundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+uint64_t pageSize() {
+    static const uint64_t size = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    return size;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- AddressMap
+
+AddressMap& AddressMap::get() {
+    static AddressMap* map = new AddressMap();  // outlives every context
+    return *map;
+}
+
+std::optional<AllocationInfo> AddressMap::find(uint64_t addr) const {
+    std::shared_lock lock(mutex_);
+    auto it = byBase_.upper_bound(addr);
+    if (it == byBase_.begin()) return std::nullopt;
+    --it;
+    const AllocationInfo& a = it->second;
+    // A zero-byte window never matches; an address inside [base, base+size) does.
+    if (addr - a.base < std::max<uint64_t>(a.size, 1)) return a;
+    return std::nullopt;
+}
+
+bool AddressMap::overlaps(uint64_t addr, uint64_t len) const {
+    std::shared_lock lock(mutex_);
+    auto it = byBase_.lower_bound(addr + len);
+    if (it == byBase_.begin()) return false;
+    --it;
+    return it->second.base + it->second.size > addr;
+}
+
+void AddressMap::insert(const AllocationInfo& info) {
+    std::unique_lock lock(mutex_);
+    byBase_[info.base] = info;
+}
+
+std::optional<AllocationInfo> AddressMap::remove(uint64_t base) {
+    std::unique_lock lock(mutex_);
+    auto it = byBase_.find(base);
+    if (it == byBase_.end()) return std::nullopt;
+    AllocationInfo info = it->second;
+    byBase_.erase(it);
+    return info;
+}
+
+std::vector<AllocationInfo> AddressMap::removeContext(Context* ctx) {
+    std::unique_lock lock(mutex_);
+    std::vector<AllocationInfo> out;
+    for (auto it = byBase_.begin(); it != byBase_.end();) {
+        if (it->second.context == ctx) {
+            out.push_back(it->second);
+            it = byBase_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------- DeviceHeap
+
+DeviceHeap::~DeviceHeap() = default;
+
+std::optional<uint64_t> DeviceHeap::carve(Chunk& chunk, uint64_t length) {
+    if (chunk.freeBytes < length) return std::nullopt;
+    for (auto it = chunk.freeBlocks.begin(); it != chunk.freeBlocks.end(); ++it) {
+        if (it->second < length) continue;
+        uint64_t va = it->first;
+        uint64_t rest = it->second - length;
+        chunk.freeBlocks.erase(it);
+        if (rest) chunk.freeBlocks[va + length] = rest;
+        chunk.freeBytes -= length;
+        return va;
+    }
+    return std::nullopt;
+}
+
+void DeviceHeap::giveBack(Chunk& chunk, uint64_t va, uint64_t length) {
+    auto [it, inserted] = chunk.freeBlocks.emplace(va, length);
+    (void)inserted;
+    chunk.freeBytes += length;
+    auto next = std::next(it);
+    if (next != chunk.freeBlocks.end() && it->first + it->second == next->first) {
+        it->second += next->second;
+        chunk.freeBlocks.erase(next);
+    }
+    if (it != chunk.freeBlocks.begin()) {
+        auto prev = std::prev(it);
+        if (prev->first + prev->second == it->first) {
+            prev->second += it->second;
+            chunk.freeBlocks.erase(it);
+        }
+    }
+}
+
+Result<DeviceHeap::Chunk*> DeviceHeap::newChunk(uint64_t size, bool dedicated) {
+    hw::VideoMemoryOptions opts;
+    opts.cpuMapped = !dedicated;  // small-copy fast paths reach shared chunks through BAR1
+    auto mem = gpu_.allocVideo(size, opts);
+    if (!mem && mem.status().code() == CUDA_ERROR_OUT_OF_MEMORY) {
+        // Give cached empty chunks back and try once more.
+        for (auto& c : chunks_)
+            if (!c->dedicated && c->freeBytes == c->size()) c->memory.reset();
+        std::erase_if(chunks_, [](const std::unique_ptr<Chunk>& c) { return !c->memory; });
+        mem = gpu_.allocVideo(size, opts);
+    }
+    if (!mem) return mem.status();
+    auto chunk = std::make_unique<Chunk>();
+    chunk->memory = std::move(*mem);
+    chunk->dedicated = dedicated;
+    chunk->freeBlocks[chunk->base()] = chunk->size();
+    chunk->freeBytes = chunk->size();
+    chunks_.push_back(std::move(chunk));
+    return chunks_.back().get();
+}
+
+void DeviceHeap::releaseChunk(Chunk* chunk) {
+    std::erase_if(chunks_, [chunk](const std::unique_ptr<Chunk>& c) { return c.get() == chunk; });
+}
+
+Result<uint64_t> DeviceHeap::alloc(uint64_t size) {
+    const uint64_t length = roundUp(size, kAlignment);
+    if (length < size) return CUDA_ERROR_OUT_OF_MEMORY;
+    std::lock_guard lock(mutex_);
+    if (length > kDedicatedThreshold) {
+        NVL_ASSIGN_OR_RETURN(Chunk * chunk, newChunk(length, true));
+        auto va = carve(*chunk, length);
+        live_[*va] = {chunk, length};
+        return *va;
+    }
+    for (auto& c : chunks_) {
+        if (c->dedicated) continue;
+        if (auto va = carve(*c, length)) {
+            live_[*va] = {c.get(), length};
+            return *va;
+        }
+    }
+    auto fresh = newChunk(kChunkSize, false);
+    if (!fresh) {
+        // Near the end of video memory a smaller chunk may still fit.
+        if (fresh.status().code() != CUDA_ERROR_OUT_OF_MEMORY) return fresh.status();
+        fresh = newChunk(length, false);
+        if (!fresh) return fresh.status();
+    }
+    auto va = carve(**fresh, length);
+    live_[*va] = {*fresh, length};
+    return *va;
+}
+
+bool DeviceHeap::free(uint64_t va) {
+    std::lock_guard lock(mutex_);
+    auto it = live_.find(va);
+    if (it == live_.end()) return false;
+    Block b = it->second;
+    live_.erase(it);
+    giveBack(*b.chunk, va, b.length);
+    if (b.chunk->freeBytes == b.chunk->size()) {
+        // Keep one empty shared chunk for the next allocation; release the rest.
+        bool keep = !b.chunk->dedicated &&
+                    std::none_of(chunks_.begin(), chunks_.end(), [&](const std::unique_ptr<Chunk>& c) {
+                        return c.get() != b.chunk && !c->dedicated && c->freeBytes == c->size();
+                    });
+        if (!keep) releaseChunk(b.chunk);
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------- HostMemory
+
+HostMemory::~HostMemory() = default;
+
+Result<void*> HostMemory::alloc(uint64_t size) {
+    NVL_ASSIGN_OR_RETURN(auto mem, gpu_.allocHost(size));
+    void* p = mem->cpu();
+    std::lock_guard lock(mutex_);
+    allocations_[reinterpret_cast<uint64_t>(p)] = std::move(mem);
+    return p;
+}
+
+bool HostMemory::free(void* p) {
+    std::unique_ptr<hw::GpuMemory> mem;
+    {
+        std::lock_guard lock(mutex_);
+        auto it = allocations_.find(reinterpret_cast<uint64_t>(p));
+        if (it == allocations_.end()) return false;
+        mem = std::move(it->second);
+        allocations_.erase(it);
+    }
+    return true;  // 'mem' unpins and unmaps here, outside the lock
+}
+
+Status HostMemory::registerRange(void* p, uint64_t size) {
+    const uint64_t page = pageSize();
+    const uint64_t start = reinterpret_cast<uint64_t>(p) / page * page;
+    const uint64_t end = roundUp(reinterpret_cast<uint64_t>(p) + size, page);
+    std::lock_guard lock(mutex_);
+
+    // Pin the gaps between segments already pinned for other registrations.
+    std::vector<uint64_t> used;
+    std::vector<std::pair<uint64_t, uint64_t>> gaps;
+    uint64_t cursor = start;
+    auto it = segments_.upper_bound(start);
+    if (it != segments_.begin()) --it;
+    for (; it != segments_.end() && it->first < end; ++it) {
+        uint64_t segStart = it->first, segEnd = segStart + it->second.memory->size();
+        if (segEnd <= start) continue;
+        if (segStart > cursor) gaps.emplace_back(cursor, segStart);
+        used.push_back(segStart);
+        cursor = std::max(cursor, segEnd);
+    }
+    if (cursor < end) gaps.emplace_back(cursor, end);
+
+    std::vector<uint64_t> created;
+    for (auto [gs, ge] : gaps) {
+        auto mem = gpu_.registerHost(reinterpret_cast<void*>(gs), ge - gs);
+        if (!mem) {
+            for (uint64_t c : created) segments_.erase(c);
+            return mem.status();
+        }
+        segments_[gs] = Segment{std::move(*mem), 0};
+        created.push_back(gs);
+        used.push_back(gs);
+    }
+    Registration reg;
+    for (uint64_t s : used) {
+        ++segments_[s].refs;
+        reg.segments.push_back(s);
+    }
+    registrations_[reinterpret_cast<uint64_t>(p)] = std::move(reg);
+    return kOk;
+}
+
+bool HostMemory::unregisterRange(void* p) {
+    std::vector<std::unique_ptr<hw::GpuMemory>> released;
+    {
+        std::lock_guard lock(mutex_);
+        auto it = registrations_.find(reinterpret_cast<uint64_t>(p));
+        if (it == registrations_.end()) return false;
+        for (uint64_t s : it->second.segments) {
+            auto seg = segments_.find(s);
+            if (--seg->second.refs == 0) {
+                released.push_back(std::move(seg->second.memory));
+                segments_.erase(seg);
+            }
+        }
+        registrations_.erase(it);
+    }
+    return true;  // unpinned here, outside the lock
+}
+
+}  // namespace nvl::core

@@ -1,0 +1,129 @@
+// Memory the API hands out: device allocations (sub-allocated from large
+// video-memory chunks), pinned host allocations and registered host ranges,
+// all found by address in one process-wide map (unified addressing).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+#include "hw/gpu_memory.h"
+
+namespace nvl::core {
+
+class Context;
+
+enum class MemoryKind { Device, HostAllocated, HostRegistered };
+
+// What the address map knows about an allocation (a copy: safe to keep).
+struct AllocationInfo {
+    uint64_t base = 0;
+    uint64_t size = 0;  // bytes asked for
+    MemoryKind kind = MemoryKind::Device;
+    Context* context = nullptr;
+    unsigned flags = 0;
+    bool contains(uint64_t addr, uint64_t len) const {
+        return addr >= base && len <= size && addr - base <= size - len;
+    }
+};
+
+// Process-wide map from addresses to allocations.
+class AddressMap {
+public:
+    static AddressMap& get();
+
+    // The allocation containing 'addr', if any.
+    std::optional<AllocationInfo> find(uint64_t addr) const;
+    // Any allocation overlapping [addr, addr+len).
+    bool overlaps(uint64_t addr, uint64_t len) const;
+    void insert(const AllocationInfo& info);
+    // Removes the allocation starting exactly at 'base'.
+    std::optional<AllocationInfo> remove(uint64_t base);
+    // Removes every allocation of a context and returns them.
+    std::vector<AllocationInfo> removeContext(Context* ctx);
+
+private:
+    mutable std::shared_mutex mutex_;
+    std::map<uint64_t, AllocationInfo> byBase_;
+};
+
+// Device memory of one context: large video-memory chunks cut into
+// allocations, so cuMemAlloc/cuMemFree make no driver call in the common case.
+class DeviceHeap {
+public:
+    explicit DeviceHeap(hw::Gpu& gpu) : gpu_(gpu) {}
+    ~DeviceHeap();
+    DeviceHeap(const DeviceHeap&) = delete;
+    DeviceHeap& operator=(const DeviceHeap&) = delete;
+
+    Result<uint64_t> alloc(uint64_t size);
+    // Frees an allocation made by alloc(); false if 'va' is not one.
+    bool free(uint64_t va);
+
+    static constexpr uint64_t kAlignment = 512;
+    static constexpr uint64_t kChunkSize = 64ull << 20;
+    static constexpr uint64_t kDedicatedThreshold = 32ull << 20;
+
+private:
+    struct Chunk {
+        std::unique_ptr<hw::GpuMemory> memory;
+        std::map<uint64_t, uint64_t> freeBlocks;  // va -> length
+        uint64_t freeBytes = 0;
+        bool dedicated = false;
+        uint64_t base() const { return memory->va(); }
+        uint64_t size() const { return memory->size(); }
+    };
+    struct Block {
+        Chunk* chunk;
+        uint64_t length;
+    };
+
+    std::optional<uint64_t> carve(Chunk& chunk, uint64_t length);
+    void giveBack(Chunk& chunk, uint64_t va, uint64_t length);
+    Result<Chunk*> newChunk(uint64_t size, bool dedicated);
+    void releaseChunk(Chunk* chunk);
+
+    hw::Gpu& gpu_;
+    std::mutex mutex_;
+    std::vector<std::unique_ptr<Chunk>> chunks_;
+    std::unordered_map<uint64_t, Block> live_;
+};
+
+// Pinned host memory and registrations, owned by the contexts that made them.
+class HostMemory {
+public:
+    explicit HostMemory(hw::Gpu& gpu) : gpu_(gpu) {}
+    ~HostMemory();
+
+    // cuMemAllocHost / cuMemHostAlloc: fresh pinned pages.
+    Result<void*> alloc(uint64_t size);
+    bool free(void* p);
+    // cuMemHostRegister: pins the pages under [p, p+size).
+    Status registerRange(void* p, uint64_t size);
+    bool unregisterRange(void* p);
+
+private:
+    // Pinned page ranges are shared by registrations whose ranges share pages.
+    struct Segment {
+        std::unique_ptr<hw::GpuMemory> memory;
+        int refs = 0;
+    };
+    struct Registration {
+        std::vector<uint64_t> segments;  // start addresses in segments_
+    };
+
+    hw::Gpu& gpu_;
+    std::mutex mutex_;
+    std::unordered_map<uint64_t, std::unique_ptr<hw::GpuMemory>> allocations_;
+    std::map<uint64_t, Segment> segments_;  // page-aligned start -> segment
+    std::unordered_map<uint64_t, Registration> registrations_;
+};
+
+}  // namespace nvl::core

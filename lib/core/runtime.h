@@ -1,0 +1,42 @@
+// Process-wide driver state: cuInit, the devices, the driver connection.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "common/status.h"
+#include "hw/driver.h"
+
+namespace nvl::core {
+
+class Device;
+
+class Runtime {
+public:
+    static Runtime& get();
+
+    // cuInit: opens the driver once; later calls return the first result.
+    Status init(unsigned flags);
+    bool initialized() const { return initialized_.load(std::memory_order_acquire); }
+    // CUDA_ERROR_NOT_INITIALIZED before a successful cuInit.
+    Status checkInit() const { return initialized() ? kOk : Status(CUDA_ERROR_NOT_INITIALIZED); }
+
+    int deviceCount() const { return static_cast<int>(devices_.size()); }
+    // nullptr when the ordinal is out of range.
+    Device* device(int ordinal) const;
+    hw::Driver& driver() { return *driver_; }
+
+private:
+    Runtime() = default;
+    ~Runtime();
+
+    std::mutex initMutex_;
+    bool initDone_ = false;
+    Status initStatus_;
+    std::atomic<bool> initialized_{false};
+    std::unique_ptr<hw::Driver> driver_;
+    std::vector<std::unique_ptr<Device>> devices_;
+};
+
+}  // namespace nvl::core

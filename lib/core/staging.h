@@ -1,0 +1,50 @@
+// Copies between pageable host memory and the GPU, through a ring of pinned
+// buffers: the CPU fills (or drains) one buffer while the copy engine moves
+// the others.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "common/status.h"
+#include "hw/gpu_memory.h"
+
+namespace nvl::hw {
+class Channel;
+}
+
+namespace nvl::core {
+
+class Context;
+
+class Staging {
+public:
+    explicit Staging(Context& ctx) : ctx_(ctx) {}
+    ~Staging();
+
+    // Returns once the source is in pinned buffers (the DMA may still run).
+    Status toDevice(hw::Channel& channel, uint64_t dst, const void* src, uint64_t bytes);
+    // Returns once the data is in 'dst'.
+    Status fromDevice(hw::Channel& channel, void* dst, uint64_t src, uint64_t bytes);
+
+    static constexpr size_t kBuffers = 4;
+    static constexpr uint64_t kBufferSize = 8ull << 20;
+
+private:
+    struct Buffer {
+        std::unique_ptr<hw::GpuMemory> memory;
+        hw::Channel* channel = nullptr;  // where its last copy ran
+        uint64_t lastUse = 0;            // that copy's timeline value
+    };
+    // The next buffer, once the GPU is done with it.
+    Result<Buffer*> acquire();
+
+    Context& ctx_;
+    std::mutex mutex_;
+    Buffer buffers_[kBuffers];
+    size_t next_ = 0;
+};
+
+}  // namespace nvl::core

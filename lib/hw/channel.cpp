@@ -1,0 +1,206 @@
+#include "hw/channel.h"
+
+#include <cstring>
+
+#include "common/trace.h"
+#include "defs/compute_cbc0.h"
+#include "defs/copy_c8b5.h"
+#include "defs/host_c86f.h"
+#include "defs/rm_classes.h"
+#include "defs/rm_controls.h"
+#include "hw/cpu.h"
+#include "hw/driver_error.h"
+#include "hw/uvm.h"
+#include "hw/va_space.h"
+
+namespace nvl::hw {
+namespace {
+
+// Layout of the channel's video-memory area.
+constexpr uint32_t kEntries = 2048;                 // GPFIFO entries (8 bytes each)
+constexpr size_t kUserdOffset = kEntries * 8;       // USERD control page after the ring
+constexpr size_t kPushOffset = 64 * 1024;           // push-buffer ring after that
+constexpr size_t kAreaSize = 2 * 1024 * 1024;
+constexpr uint64_t kUvmChannelVaSize = 64ull << 20;  // VA UVM may use for the channel's buffers
+
+}  // namespace
+
+Result<std::unique_ptr<Channel>> Channel::create(Gpu& gpu, uint32_t hChannelGroup, uint32_t hContextShare,
+                                                 uint32_t engineType, EngineKind kind) {
+    std::unique_ptr<Channel> ch(new Channel(gpu, kind));
+    NVL_TRY(ch->init(hChannelGroup, hContextShare, engineType));
+    return ch;
+}
+
+Status Channel::init(uint32_t hChannelGroup, uint32_t hContextShare, uint32_t engineType) {
+    RmClient& rm = gpu_.rm();
+    const GpuInfo& info = gpu_.info();
+
+    VideoMemoryOptions areaOpts;
+    areaOpts.cpuMapped = true;
+    areaOpts.contiguous = true;
+    NVL_ASSIGN_OR_RETURN(area_, gpu_.allocVideo(kAreaSize, areaOpts));
+    auto* base = static_cast<uint8_t*>(area_->cpu());
+    std::memset(base + kUserdOffset, 0, kPushOffset - kUserdOffset);
+    ring_ = reinterpret_cast<volatile uint64_t*>(base);
+    gpPut_ = reinterpret_cast<volatile uint32_t*>(base + kUserdOffset + nv::NVC86F_USERD_GP_PUT_OFFSET);
+    entries_ = kEntries;
+    push_ = reinterpret_cast<uint32_t*>(base + kPushOffset);
+    pushVa_ = area_->va() + kPushOffset;
+    pushDwords_ = (kAreaSize - kPushOffset) / 4;
+
+    NVL_ASSIGN_OR_RETURN(semaphoreMemory_, gpu_.allocHost(4096));
+    semaphore_ = static_cast<uint64_t*>(semaphoreMemory_->cpu());
+    std::memset(semaphore_, 0, 4096);
+
+    // Error notifier: system memory RM writes when the channel faults.
+    nv::NV_MEMORY_ALLOCATION_PARAMS np{};
+    np.owner = rm.handle();
+    np.type = nv::NVOS32_TYPE_NOTIFIER;
+    np.flags = nv::NVOS32_ALLOC_FLAGS_MAP_NOT_REQUIRED | nv::NVOS32_ALLOC_FLAGS_MEMORY_HANDLE_PROVIDED |
+               nv::NVOS32_ALLOC_FLAGS_ALIGNMENT_FORCE | nv::NVOS32_ALLOC_FLAGS_IGNORE_BANK_PLACEMENT;
+    np.attr = nv::NVOS32_ATTR_LOCATION.value(nv::NVOS32_ATTR_LOCATION_PCI) |
+              nv::NVOS32_ATTR_PHYSICALITY.value(nv::NVOS32_ATTR_PHYSICALITY_ALLOW_NONCONTIGUOUS);
+    np.attr2 = nv::NVOS32_ATTR2_GPU_CACHEABLE.value(nv::NVOS32_ATTR2_GPU_CACHEABLE_NO) |
+               nv::NVOS32_ATTR2_ZBC.value(nv::NVOS32_ATTR2_ZBC_PREFER_NO_ZBC);
+    np.format = 6;
+    np.size = 4096;
+    np.alignment = 4096;
+    np.limit = 4095;
+    NVL_ASSIGN_OR_RETURN(notifier_, allocObject(rm, gpu_.hDevice(), nv::NV01_MEMORY_SYSTEM, &np));
+    NVL_ASSIGN_OR_RETURN(notifierMapping_,
+                         rm.mapMemory(RmClient::MapVia::Control, info.minor, gpu_.hDevice(), notifier_.handle(), 0, 4096, 0, nullptr));
+    std::memset(notifierMapping_.map.get(), 0, 4096);
+
+    nv::NV_CHANNEL_ALLOC_PARAMS cp{};
+    cp.hObjectError = notifier_.handle();
+    cp.hObjectBuffer = area_->handle();
+    cp.gpFifoOffset = area_->va();
+    cp.gpFifoEntries = kEntries;
+    cp.hContextShare = hContextShare;
+    cp.hUserdMemory[0] = area_->handle();
+    cp.userdOffset[0] = kUserdOffset;
+    cp.engineType = engineType;
+    NVL_ASSIGN_OR_RETURN(object_, allocObject(rm, hChannelGroup, info.channelClass, &cp));
+
+    const uint32_t engineClass = kind_ == EngineKind::Copy ? info.copyClass : info.computeClass;
+    NVL_ASSIGN_OR_RETURN(engine_, allocObject(rm, object_.handle(), engineClass));
+
+    nv::NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS tokenParams{};
+    tokenParams.workSubmitToken = ~0u;
+    NVL_TRY(rm.control(object_.handle(), nv::NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN, tokenParams));
+    token_ = tokenParams.workSubmitToken;
+
+    // With UVM owning the VA space, UVM maps the channel's context buffers
+    // (graphics channels only; RM does it itself otherwise).
+    if (gpu_.usesUvm() && engineType == nv::NV2080_ENGINE_TYPE_GRAPHICS) {
+        NVL_ASSIGN_OR_RETURN(uvmChannelVa_, gpu_.vaSpace().alloc(kUvmChannelVaSize, 2ull << 20));
+        NVL_TRY(gpu_.uvm().registerChannel(gpu_.uuid(), rm.ctlFd(), rm.handle(), object_.handle(), uvmChannelVa_,
+                                           kUvmChannelVaSize));
+        uvmRegistered_ = true;
+    }
+    return kOk;
+}
+
+Channel::~Channel() {
+    // Nothing may still be running on the channel when its memory goes away.
+    if (error().ok()) (void)wait(lastSubmitted());
+    engine_.reset();
+    if (uvmRegistered_) (void)gpu_.uvm().unregisterChannel(gpu_.uuid(), gpu_.rm().handle(), object_.handle());
+    object_.reset();
+    if (uvmChannelVa_) gpu_.vaSpace().free(uvmChannelVa_, kUvmChannelVaSize);
+}
+
+Result<PushWriter> Channel::beginLocked(size_t dwords) {
+    if (dwords > pushDwords_ / 2) return Status(CUDA_ERROR_INVALID_VALUE, 0, "push segment too large");
+    size_t begin = pushHead_;
+    if (begin + dwords > pushDwords_) begin = 0;
+    // Reuse push-buffer space only once the GPU has finished the submissions that used it.
+    while (!inFlight_.empty()) {
+        const InFlight& f = inFlight_.front();
+        bool overlaps = f.begin < begin + dwords && begin < f.end;
+        if (isDone(f.value)) {
+            inFlight_.pop_front();
+        } else if (overlaps) {
+            NVL_TRY(waitLocked(f.value));
+            inFlight_.pop_front();
+        } else {
+            break;
+        }
+    }
+    // And a GPFIFO slot the GPU has fetched.
+    if (put_ >= entries_) NVL_TRY(waitLocked(put_ - entries_ + 1));
+    return PushWriter(push_ + begin, dwords);
+}
+
+void Channel::writeRelease(PushWriter& w, uint64_t value) {
+    const uint64_t va = semaphoreVa();
+    if (kind_ == EngineKind::Copy) {
+        // The copy engine releases after its copies land (flush to system memory).
+        w.inc(Subchannel::Copy, nv::NVC8B5_SET_SEMAPHORE_A,
+              {nv::NVC8B5_SET_SEMAPHORE_A_UPPER.value(hi32(va)), lo32(va), lo32(value), hi32(value)});
+        w.inc(Subchannel::Copy, nv::NVC8B5_LAUNCH_DMA,
+              {nv::NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE.value(nv::NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_NONE) |
+               nv::NVC8B5_LAUNCH_DMA_FLUSH_ENABLE.value(nv::NVC8B5_LAUNCH_DMA_FLUSH_ENABLE_TRUE) |
+               nv::NVC8B5_LAUNCH_DMA_FLUSH_TYPE.value(nv::NVC8B5_LAUNCH_DMA_FLUSH_TYPE_SYS) |
+               nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE.value(
+                   nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_SEMAPHORE_NO_TIMESTAMP) |
+               nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE.value(nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE_TWO_WORD)});
+    } else {
+        // Host semaphore after the engine idles.
+        w.inc(Subchannel::Host, nv::NVC86F_SEM_ADDR_LO,
+              {lo32(va), hi32(va), lo32(value), hi32(value),
+               nv::NVC86F_SEM_EXECUTE_OPERATION.value(nv::NVC86F_SEM_EXECUTE_OPERATION_RELEASE) |
+                   nv::NVC86F_SEM_EXECUTE_RELEASE_WFI.value(nv::NVC86F_SEM_EXECUTE_RELEASE_WFI_EN) |
+                   nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE.value(nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE_64BIT)});
+    }
+}
+
+Result<uint64_t> Channel::endLocked(PushWriter& w) {
+    const uint64_t value = lastSubmitted_.load(std::memory_order_relaxed) + 1;
+    writeRelease(w, value);
+
+    const size_t begin = static_cast<size_t>(w.begin() - push_);
+    const size_t length = w.dwords();
+    const uint64_t segmentVa = pushVa_ + begin * 4;
+    const uint64_t entry =
+        nv::NVC86F_GP_ENTRY0_GET.value64(segmentVa >> 2) |
+        (static_cast<uint64_t>(nv::NVC86F_GP_ENTRY1_GET_HI.value(hi32(segmentVa)) |
+                               nv::NVC86F_GP_ENTRY1_LENGTH.value(static_cast<uint32_t>(length)))
+         << 32);
+    ring_[put_ % entries_] = entry;
+    inFlight_.push_back({begin, begin + length, value});
+    pushHead_ = begin + length;
+    ++put_;
+
+    storeFence();  // push buffer and ring entry before GP_PUT
+    *gpPut_ = static_cast<uint32_t>(put_ % entries_);
+    storeFence();  // GP_PUT before the doorbell
+    *gpu_.doorbell() = token_;
+    lastSubmitted_.store(value, std::memory_order_release);
+    return value;
+}
+
+Status Channel::wait(uint64_t value) {
+    Backoff backoff;
+    uint32_t n = 0;
+    while (!isDone(value)) {
+        if ((++n & 255) == 0) NVL_TRY(error());
+        backoff.pause();
+    }
+    return kOk;
+}
+
+Status Channel::waitLocked(uint64_t value) { return wait(value); }
+
+Status Channel::error() const {
+    // NvNotification[NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR]: RM fills in
+    // info32 (the RC error) and a nonzero status when it tears the channel down.
+    const auto* n = notifierMapping_.map.as<const volatile nv::NvNotification>();
+    if (!n) return kOk;
+    const volatile nv::NvNotification& e = n[nv::NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR];
+    if (e.status == 0 && e.info32 == 0) return kOk;
+    return Status(CUDA_ERROR_ILLEGAL_ADDRESS, e.info32, "channel error notifier");
+}
+
+}  // namespace nvl::hw

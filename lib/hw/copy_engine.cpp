@@ -1,0 +1,78 @@
+#include "hw/copy_engine.h"
+
+#include "defs/copy_c8b5.h"
+
+namespace nvl::hw {
+namespace {
+
+// LINE_LENGTH_IN is 32 bits; keep each piece a round 2 GiB.
+constexpr uint64_t kMaxPiece = 1ull << 31;
+constexpr size_t kCopyPieceDwords = 5 + 2 + 2;
+constexpr size_t kFillPieceDwords = 3 + 2 + 2;
+constexpr size_t kFillSetupDwords = 3;
+
+uint32_t launchFlags(bool first, bool remap) {
+    using namespace nv;
+    return NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE.value(first ? NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_NON_PIPELINED
+                                                            : NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_PIPELINED) |
+           NVC8B5_LAUNCH_DMA_SRC_MEMORY_LAYOUT.value(NVC8B5_LAUNCH_DMA_SRC_MEMORY_LAYOUT_PITCH) |
+           NVC8B5_LAUNCH_DMA_DST_MEMORY_LAYOUT.value(NVC8B5_LAUNCH_DMA_DST_MEMORY_LAYOUT_PITCH) |
+           NVC8B5_LAUNCH_DMA_MULTI_LINE_ENABLE.value(NVC8B5_LAUNCH_DMA_MULTI_LINE_ENABLE_FALSE) |
+           NVC8B5_LAUNCH_DMA_REMAP_ENABLE.value(remap ? NVC8B5_LAUNCH_DMA_REMAP_ENABLE_TRUE
+                                                      : NVC8B5_LAUNCH_DMA_REMAP_ENABLE_FALSE) |
+           NVC8B5_LAUNCH_DMA_SRC_TYPE.value(NVC8B5_LAUNCH_DMA_SRC_TYPE_VIRTUAL) |
+           NVC8B5_LAUNCH_DMA_DST_TYPE.value(NVC8B5_LAUNCH_DMA_DST_TYPE_VIRTUAL) |
+           NVC8B5_LAUNCH_DMA_DISABLE_PLC.value(NVC8B5_LAUNCH_DMA_DISABLE_PLC_TRUE);
+}
+
+uint64_t pieces(uint64_t n) { return n == 0 ? 0 : (n + kMaxPiece - 1) / kMaxPiece; }
+
+}  // namespace
+
+size_t copyDwords(uint64_t bytes) { return static_cast<size_t>(pieces(bytes)) * kCopyPieceDwords; }
+
+size_t fillDwords(uint64_t bytes, uint32_t elementSize) {
+    return kFillSetupDwords + static_cast<size_t>(pieces(bytes / elementSize)) * kFillPieceDwords;
+}
+
+void copy(PushWriter& w, uint64_t dst, uint64_t src, uint64_t bytes) {
+    bool first = true;
+    while (bytes > 0) {
+        const uint64_t n = bytes < kMaxPiece ? bytes : kMaxPiece;
+        w.inc(Subchannel::Copy, nv::NVC8B5_OFFSET_IN_UPPER,
+              {nv::NVC8B5_OFFSET_IN_UPPER_UPPER.value(hi32(src)), lo32(src),
+               nv::NVC8B5_OFFSET_OUT_UPPER_UPPER.value(hi32(dst)), lo32(dst)});
+        w.inc(Subchannel::Copy, nv::NVC8B5_LINE_LENGTH_IN, {static_cast<uint32_t>(n)});
+        w.inc(Subchannel::Copy, nv::NVC8B5_LAUNCH_DMA, {launchFlags(first, false)});
+        first = false;
+        src += n;
+        dst += n;
+        bytes -= n;
+    }
+}
+
+void fill(PushWriter& w, uint64_t dst, uint32_t value, uint32_t elementSize, uint64_t count) {
+    using namespace nv;
+    const uint32_t size = elementSize == 4   ? NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE_FOUR
+                          : elementSize == 2 ? NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE_TWO
+                                             : NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE_ONE;
+    w.inc(Subchannel::Copy, NVC8B5_SET_REMAP_CONST_B,
+          {value, NVC8B5_SET_REMAP_COMPONENTS_DST_X.value(NVC8B5_SET_REMAP_COMPONENTS_DST_X_CONST_B) |
+                      NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE.value(size) |
+                      NVC8B5_SET_REMAP_COMPONENTS_NUM_DST_COMPONENTS.value(
+                          NVC8B5_SET_REMAP_COMPONENTS_NUM_DST_COMPONENTS_ONE)});
+    bool first = true;
+    const uint64_t maxElements = kMaxPiece / elementSize;
+    while (count > 0) {
+        const uint64_t n = count < maxElements ? count : maxElements;
+        w.inc(Subchannel::Copy, NVC8B5_OFFSET_OUT_UPPER,
+              {NVC8B5_OFFSET_OUT_UPPER_UPPER.value(hi32(dst)), lo32(dst)});
+        w.inc(Subchannel::Copy, NVC8B5_LINE_LENGTH_IN, {static_cast<uint32_t>(n)});
+        w.inc(Subchannel::Copy, NVC8B5_LAUNCH_DMA, {launchFlags(first, true)});
+        first = false;
+        dst += n * elementSize;
+        count -= n;
+    }
+}
+
+}  // namespace nvl::hw

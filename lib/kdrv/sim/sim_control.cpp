@@ -1,0 +1,116 @@
+// The test-control API (sim_control.h).
+#include "kdrv/sim/sim_control.h"
+
+#include <chrono>
+#include <thread>
+
+#include "defs/host_c86f.h"
+#include "kdrv/sim/sim_state.h"
+
+namespace nvl::kdrv::sim {
+
+std::vector<LaunchRecord> launches() {
+    Sim& s = Sim::get();
+    std::lock_guard<std::mutex> g(s.lock());
+    return s.gpu().launches();
+}
+
+void clearLaunches() {
+    Sim& s = Sim::get();
+    std::lock_guard<std::mutex> g(s.lock());
+    s.gpu().launches().clear();
+}
+
+Counters counters() {
+    Sim& s = Sim::get();
+    std::lock_guard<std::mutex> g(s.lock());
+    return s.gpu().counters();
+}
+
+std::vector<ChannelInfo> channels() {
+    Sim& s = Sim::get();
+    std::lock_guard<std::mutex> g(s.lock());
+    std::vector<ChannelInfo> out;
+    for (const auto& ch : s.gpu().channels()) {
+        ChannelInfo i;
+        i.hClient = ch->hClient;
+        i.hChannel = ch->hChannel;
+        i.workSubmitToken = ch->workSubmitToken;
+        i.gpGet = ch->gpGet;
+        if (ch->userd) ch->userd->load32(ch->userdOffset + offsetof(nv::Nvc86fControl, GPPut), &i.gpPut);
+        i.waiting = ch->waiting;
+        i.faulted = ch->faulted;
+        i.errorCode = ch->errorCode;
+        i.faultAddress = ch->faultAddress;
+        out.push_back(i);
+    }
+    return out;
+}
+
+bool injectFault(uint32_t hClient, uint32_t hChannel, InjectedFault fault) {
+    Sim& s = Sim::get();
+    std::lock_guard<std::mutex> g(s.lock());
+    Channel* ch = s.gpu().findChannel(hClient, hChannel);
+    if (!ch) return false;
+    if (fault == InjectedFault::NextCopy)
+        ch->injectCopyFault = true;
+    else
+        ch->injectLaunchFault = true;
+    return true;
+}
+
+bool waitIdle(int timeoutMs) {
+    Sim& s = Sim::get();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+    for (;;) {
+        {
+            std::lock_guard<std::mutex> g(s.lock());
+            if (s.gpu().exiting()) {
+                for (int i = 0; i < 100000 && s.gpu().pumpOnce(); ++i) {
+                }
+            }
+            if (!s.gpu().hasRunnableWork()) return true;
+            s.gpu().kick();
+        }
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+}
+
+uint64_t vidmemTotal() { return Sim::get().vidmemTotal(); }
+
+uint64_t vidmemUsed() {
+    Sim& s = Sim::get();
+    std::lock_guard<std::mutex> g(s.lock());
+    return s.vidmemUsed();
+}
+
+void reset() {
+    Sim& s = Sim::get();
+    std::vector<std::thread> retired;
+    {
+        std::lock_guard<std::mutex> g(s.lock());
+        s.resetLocked();
+        s.collectRetiredLocked(retired);
+    }
+    s.joinRetired(retired);
+}
+
+void Sim::resetLocked() {
+    clients_.clear();
+    uvm_.clear();
+    osEvents_.clear();
+    channelIds_.clear();
+    va_.clear();
+    gpu_.clearAll();
+    for (auto& [fd, f] : files_) {
+        f.linkedCtl = -1;
+        f.mmap = MmapContext{};
+        f.uvmVaSpace = false;
+        f.uvmFlags = 0;
+        f.uvmMm = false;
+        f.uvmMmSet = false;
+    }
+}
+
+}  // namespace nvl::kdrv::sim

@@ -1,0 +1,131 @@
+// Definitions the simulated driver needs that lib/defs does not (yet) carry.
+// Same conventions as lib/defs (namespace nvl::nv, NVIDIA's names, BitField /
+// MultiWordField). Sources are named per block; move them to lib/defs when
+// convenient.
+#pragma once
+
+#include <cstdint>
+
+#include "defs/bits.h"
+
+namespace nvl::nv {
+
+// ---- UVM (kernel-open/nvidia-uvm/uvm_linux_ioctl.h)
+inline constexpr uint32_t UVM_DEINITIALIZE = 0x30000002;
+
+// ---- Optional allocation parameters of the engine classes
+// (class/clb0b5sw.h; nvos.h)
+struct NVB0B5_ALLOCATION_PARAMETERS {
+    uint32_t version;
+    uint32_t engineType;
+};
+static_assert(sizeof(NVB0B5_ALLOCATION_PARAMETERS) == 8);
+struct NV_GR_ALLOCATION_PARAMETERS {
+    uint32_t version;
+    uint32_t flags;
+    uint32_t size;
+    uint32_t caps;
+};
+static_assert(sizeof(NV_GR_ALLOCATION_PARAMETERS) == 16);
+
+// ---- Host methods of C56F/C86F that host_c86f.h leaves out (class/clc56f.h)
+inline constexpr uint32_t NVC86F_NOP = 0x8;
+inline constexpr uint32_t NVC86F_YIELD = 0x80;
+
+// ---- HOPPER_COMPUTE_A methods not in compute_cbc0.h (open-gpu-doc classes/compute/clcbc0.h)
+inline constexpr uint32_t NVCBC0_SEND_SIGNALING_PCAS_B = 0x2BC;
+inline constexpr BitField NVCBC0_SEND_SIGNALING_PCAS_B_INVALIDATE{0, 0};
+inline constexpr BitField NVCBC0_SEND_SIGNALING_PCAS_B_SCHEDULE{1, 1};
+// Inline-to-memory ("I2M") uploads: LAUNCH_DMA then LOAD_INLINE_DATA words.
+inline constexpr uint32_t NVCBC0_LINE_LENGTH_IN = 0x180;
+inline constexpr uint32_t NVCBC0_LINE_COUNT = 0x184;
+inline constexpr uint32_t NVCBC0_OFFSET_OUT_UPPER = 0x188;
+inline constexpr BitField NVCBC0_OFFSET_OUT_UPPER_VALUE{24, 0};
+inline constexpr uint32_t NVCBC0_OFFSET_OUT = 0x18C;
+inline constexpr uint32_t NVCBC0_PITCH_OUT = 0x190;
+inline constexpr uint32_t NVCBC0_LAUNCH_DMA = 0x1B0;
+inline constexpr BitField NVCBC0_LAUNCH_DMA_DST_MEMORY_LAYOUT{0, 0};
+inline constexpr uint32_t NVCBC0_LAUNCH_DMA_DST_MEMORY_LAYOUT_BLOCKLINEAR = 0x0;
+inline constexpr uint32_t NVCBC0_LAUNCH_DMA_DST_MEMORY_LAYOUT_PITCH = 0x1;
+inline constexpr BitField NVCBC0_LAUNCH_DMA_COMPLETION_TYPE{5, 4};
+inline constexpr uint32_t NVCBC0_LAUNCH_DMA_COMPLETION_TYPE_FLUSH_DISABLE = 0x0;
+inline constexpr uint32_t NVCBC0_LAUNCH_DMA_COMPLETION_TYPE_FLUSH_ONLY = 0x1;
+inline constexpr uint32_t NVCBC0_LAUNCH_DMA_COMPLETION_TYPE_RELEASE_SEMAPHORE = 0x2;
+inline constexpr BitField NVCBC0_LAUNCH_DMA_INTERRUPT_TYPE{9, 8};
+inline constexpr uint32_t NVCBC0_LAUNCH_DMA_INTERRUPT_TYPE_NONE = 0x0;
+inline constexpr uint32_t NVCBC0_LAUNCH_DMA_INTERRUPT_TYPE_INTERRUPT = 0x1;
+inline constexpr BitField NVCBC0_LAUNCH_DMA_SEMAPHORE_STRUCT_SIZE{12, 12};
+inline constexpr uint32_t NVCBC0_LAUNCH_DMA_SEMAPHORE_STRUCT_SIZE_FOUR_WORDS = 0x0;
+inline constexpr uint32_t NVCBC0_LAUNCH_DMA_SEMAPHORE_STRUCT_SIZE_ONE_WORD = 0x1;
+inline constexpr uint32_t NVCBC0_LOAD_INLINE_DATA = 0x1B4;
+inline constexpr uint32_t NVCBC0_SET_I2M_SEMAPHORE_A = 0x1DC;
+inline constexpr BitField NVCBC0_SET_I2M_SEMAPHORE_A_OFFSET_UPPER{24, 0};
+inline constexpr uint32_t NVCBC0_SET_I2M_SEMAPHORE_B = 0x1E0;
+inline constexpr uint32_t NVCBC0_SET_I2M_SEMAPHORE_C = 0x1E4;
+
+// ---- Hopper QMD, version 4 (open-gpu-doc classes/compute/clcbc0qmd.h,
+// NVCBC0_QMDV04_00_*): 3072 bits = 384 bytes. Bit positions count from bit 0
+// of the QMD (NVIDIA's MW(hi:lo)).
+inline constexpr uint32_t NVCBC0_QMDV04_00_SIZE_BYTES = 384;
+inline constexpr MultiWordField NVCBC0_QMDV04_00_QMD_TYPE{25, 23};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_QMD_MINOR_VERSION{579, 576};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_QMD_MAJOR_VERSION{583, 580};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_SHARED_MEMORY_SIZE{601, 584};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_GRID_WIDTH{1055, 1024};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_GRID_HEIGHT{1071, 1056};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_GRID_DEPTH{1103, 1088};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION0{1167, 1152};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION1{1183, 1168};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION2{1199, 1184};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_REGISTER_COUNT{1208, 1200};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_PROGRAM_ADDRESS_LOWER{1247, 1216};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_PROGRAM_ADDRESS_UPPER{1272, 1248};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_DEPENDENT_QMD0_POINTER{479, 448};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_DEPENDENT_QMD1_POINTER{511, 480};
+constexpr MultiWordField NVCBC0_QMDV04_00_RELEASE_ENABLE(uint32_t i) { return {320 + i * 16, 320 + i * 16}; }
+constexpr MultiWordField NVCBC0_QMDV04_00_RELEASE_STRUCTURE_SIZE(uint32_t i) { return {322 + i * 16, 321 + i * 16}; }
+inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_STRUCTURE_SIZE_SEMAPHORE_FOUR_WORDS = 0x0;
+inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_STRUCTURE_SIZE_SEMAPHORE_ONE_WORD = 0x1;
+inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_STRUCTURE_SIZE_SEMAPHORE_TWO_WORDS = 0x2;
+constexpr MultiWordField NVCBC0_QMDV04_00_RELEASE_REDUCTION_ENABLE(uint32_t i) { return {324 + i * 16, 324 + i * 16}; }
+constexpr MultiWordField NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP(uint32_t i) { return {327 + i * 16, 325 + i * 16}; }
+inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP_RED_ADD = 0x0;
+inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP_RED_MIN = 0x1;
+inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP_RED_MAX = 0x2;
+inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP_RED_INC = 0x3;
+inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP_RED_DEC = 0x4;
+inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP_RED_AND = 0x5;
+inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP_RED_OR = 0x6;
+inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP_RED_XOR = 0x7;
+constexpr MultiWordField NVCBC0_QMDV04_00_RELEASE_REDUCTION_FORMAT(uint32_t i) { return {329 + i * 16, 328 + i * 16}; }
+inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_FORMAT_UNSIGNED = 0x0;
+inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_FORMAT_SIGNED = 0x1;
+constexpr MultiWordField NVCBC0_QMDV04_00_RELEASE_PAYLOAD64B(uint32_t i) { return {332 + i * 16, 332 + i * 16}; }
+// RELEASE_SEMAPHORE{0,1,2}_ADDR_LOWER/UPPER and PAYLOAD_LOWER/UPPER: 128 bits apart.
+constexpr MultiWordField NVCBC0_QMDV04_00_RELEASE_SEMAPHORE_ADDR_LOWER(uint32_t i) { return {671 + i * 128, 640 + i * 128}; }
+constexpr MultiWordField NVCBC0_QMDV04_00_RELEASE_SEMAPHORE_ADDR_UPPER(uint32_t i) { return {696 + i * 128, 672 + i * 128}; }
+constexpr MultiWordField NVCBC0_QMDV04_00_RELEASE_SEMAPHORE_PAYLOAD_LOWER(uint32_t i) { return {735 + i * 128, 704 + i * 128}; }
+constexpr MultiWordField NVCBC0_QMDV04_00_RELEASE_SEMAPHORE_PAYLOAD_UPPER(uint32_t i) { return {767 + i * 128, 736 + i * 128}; }
+constexpr MultiWordField NVCBC0_QMDV04_00_DEPENDENT_QMD_ENABLE(uint32_t i) { return {368 + i * 5, 368 + i * 5}; }
+constexpr MultiWordField NVCBC0_QMDV04_00_DEPENDENT_QMD_ACTION(uint32_t i) { return {371 + i * 5, 369 + i * 5}; }
+inline constexpr uint32_t NVCBC0_QMDV04_00_DEPENDENT_QMD_ACTION_QMD_SCHEDULE = 0x1;
+constexpr MultiWordField NVCBC0_QMDV04_00_CONSTANT_BUFFER_VALID(uint32_t i) { return {416 + i * 4, 416 + i * 4}; }
+constexpr MultiWordField NVCBC0_QMDV04_00_CONSTANT_BUFFER_ADDR_LOWER_SHIFTED6(uint32_t i) { return {1567 + i * 64, 1536 + i * 64}; }
+constexpr MultiWordField NVCBC0_QMDV04_00_CONSTANT_BUFFER_ADDR_UPPER_SHIFTED6(uint32_t i) { return {1586 + i * 64, 1568 + i * 64}; }
+constexpr MultiWordField NVCBC0_QMDV04_00_CONSTANT_BUFFER_SIZE_SHIFTED4(uint32_t i) { return {1599 + i * 64, 1587 + i * 64}; }
+
+// Reads a multi-word field (at most 64 bits wide) from a QMD image.
+inline uint64_t qmdGet(const uint8_t* qmd, MultiWordField f) {
+    uint64_t v = 0;
+    for (uint32_t bit = f.hi + 1; bit-- > f.lo;) v = (v << 1) | ((qmd[bit >> 3] >> (bit & 7)) & 1u);
+    return v;
+}
+// Writes one (for tests building QMDs).
+inline void qmdSet(uint8_t* qmd, MultiWordField f, uint64_t v) {
+    for (uint32_t bit = f.lo; bit <= f.hi; ++bit, v >>= 1) {
+        const uint8_t mask = static_cast<uint8_t>(1u << (bit & 7));
+        qmd[bit >> 3] = static_cast<uint8_t>((v & 1) ? (qmd[bit >> 3] | mask) : (qmd[bit >> 3] & ~mask));
+    }
+}
+
+}  // namespace nvl::nv

@@ -1,0 +1,117 @@
+// The simulated GPU's front end: the GPFIFO processor.
+//
+// One thread (started with the first channel, stopped with the last) polls
+// every channel's USERD GP_PUT, fetches GPFIFO entries, decodes the push
+// buffers and executes host methods itself; methods for the copy and compute
+// engines go to sim_copy_engine.cpp and sim_compute.cpp. When nothing has
+// work it spins briefly, then sleeps with growing intervals (up to ~200 us);
+// a doorbell write or a new channel resets the backoff.
+//
+// Locking: everything here runs under the Sim lock (passed in), which the
+// thread drops between rounds and while it sleeps.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "kdrv/sim/sim_channel.h"
+#include "kdrv/sim/sim_control.h"
+#include "kdrv/sim/sim_memory.h"
+
+namespace nvl::kdrv::sim {
+
+class GpuEngine {
+public:
+    GpuEngine(std::mutex& lock, GpuVaSpace& va);
+    ~GpuEngine();
+    GpuEngine(const GpuEngine&) = delete;
+    GpuEngine& operator=(const GpuEngine&) = delete;
+
+    // ---- Called with the Sim lock held.
+    void addChannel(std::shared_ptr<Channel> ch);
+    void removeChannel(const Channel* ch);
+    Channel* findChannel(uint32_t hClient, uint32_t hChannel);
+    const std::vector<std::shared_ptr<Channel>>& channels() const { return channels_; }
+    void addDoorbell(std::shared_ptr<Backing> page);
+    void removeDoorbell(const Backing* page);
+    // One pass over all channels; true if any made progress.
+    bool pumpOnce();
+    // Does any channel have work it can do right now?
+    bool hasRunnableWork();
+    // The thread to join once the lock is dropped (a stopped worker), if any.
+    std::thread takeRetired();
+    // Nudges the worker out of its backoff.
+    void kick();
+    // Synchronous mode after process exit began: no worker; ioctls pump instead.
+    bool exiting() const { return exiting_; }
+    void clearAll();  // reset(): drops channels and doorbells, stops the worker
+
+    // ---- Process exit (called without the lock): stop and join the worker.
+    void shutdownForExit();
+
+    // ---- Used by the engines (lock held).
+    GpuVaSpace& va() { return va_; }
+    Counters& counters() { return counters_; }
+    std::vector<LaunchRecord>& launches() { return launches_; }
+    uint64_t nextLaunchSequence() { return ++launchSequence_; }
+    // GPU time in ns (PTIMER): wall-clock based, strictly increasing.
+    uint64_t now();
+    // Stops the channel with an RC error: writes its error notifier.
+    void fault(Channel& ch, uint32_t errorCode, uint64_t faultVa, uint32_t engineType);
+    void nonStallInterrupt(Channel& ch);
+    // Semaphore helpers shared by host, copy engine and compute (false: faulted).
+    bool release(Channel& ch, uint64_t va, uint64_t payload, bool payload64, bool timestamp, uint32_t engineType);
+    bool reduce(Channel& ch, uint64_t va, uint64_t payload, bool payload64, uint32_t op, bool isSigned,
+                uint32_t engineType);
+    // Called on NON_STALL_INTERRUPT (the Sim signals OS events).
+    std::function<void(Channel&)> nonStallHook;
+    // NVC86F_SEM_EXECUTE_REDUCTION_* ops on a 32/64-bit value.
+    static uint64_t applyReduction(uint64_t old, uint64_t payload, uint32_t op, bool payload64, bool isSigned);
+
+private:
+    void startWorkerLocked();
+    void stopWorkerLocked();
+    void run(uint64_t id);
+    bool pollDoorbells();
+    void updateTimers();
+
+    // Channel processing.
+    bool step(Channel& ch);
+    bool fetchEntry(Channel& ch);
+    bool acquireSatisfied(Channel& ch, bool* faulted);
+    void method(Channel& ch, uint32_t subch, uint32_t addr, uint32_t data);
+    void hostMethod(Channel& ch, uint32_t addr, uint32_t data);
+    void semExecute(Channel& ch, uint32_t data);
+
+    std::mutex& lock_;
+    GpuVaSpace& va_;
+    std::vector<std::shared_ptr<Channel>> channels_;
+    std::vector<std::shared_ptr<Backing>> doorbells_;
+    size_t rr_ = 0;  // round-robin start
+
+    std::condition_variable cv_;
+    std::thread worker_;
+    std::vector<std::thread> retired_;
+    uint64_t workerId_ = 0;   // id of the worker that should run; 0 = none
+    uint64_t nextWorkerId_ = 0;
+    bool kicked_ = false;
+    bool exiting_ = false;
+
+    Counters counters_;
+    std::vector<LaunchRecord> launches_;
+    uint64_t launchSequence_ = 0;
+    uint64_t lastTime_ = 0;
+    uint64_t timeBaseReal_ = 0;
+    uint64_t timeBaseMono_ = 0;
+};
+
+// Engines (sim_copy_engine.cpp, sim_compute.cpp); lock held.
+void copyEngineMethod(GpuEngine& gpu, Channel& ch, uint32_t method, uint32_t data);
+void computeMethod(GpuEngine& gpu, Channel& ch, uint32_t method, uint32_t data);
+
+}  // namespace nvl::kdrv::sim

@@ -1,0 +1,125 @@
+/*
+ * Helpers shared by the cmocka API tests (tests/api) and the hardware tests
+ * (tests/hw). C11; include this instead of <cmocka.h> and <cuda.h>.
+ *
+ *   assert_cu(expected, call)       CUresult check that prints both names
+ *   assert_bytes_equal(e, a, n)     byte-for-byte check, prints the first mismatch
+ *   ts_fill_random(buf, n, seed)    deterministic xorshift64* data, never all zeros
+ *   ts_ctx_setup / ts_ctx_teardown  a fresh context per test (cmocka fixtures)
+ *   ts_malloc                       host buffers freed by ts_ctx_teardown
+ *   ts_have_real_gpu                whether this machine has a real NVIDIA GPU
+ *
+ * cmocka's assertions longjmp out of the test: call them (and assert_cu) from
+ * the test's own thread only; worker threads record results instead.
+ */
+#ifndef NVLITE_TESTS_SUPPORT_TEST_SUPPORT_H
+#define NVLITE_TESTS_SUPPORT_TEST_SUPPORT_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <cuda.h>
+
+/* ------------------------------------------------------------------ results */
+
+/* The CUresult's name as cuGetErrorName gives it ("CUDA_ERROR_INVALID_VALUE"),
+ * or "CUresult(<n>)" for a code cuGetErrorName does not know. The string stays
+ * valid until the calling thread's next 4 calls. */
+const char *ts_cu_name(CUresult r);
+
+void ts_check_cu(CUresult expected, CUresult actual, const char *expr, const char *file, int line);
+
+/* Fails the test unless 'call' returns exactly 'expected'; the message names
+ * the call, the expected result and the actual one. */
+#define assert_cu(expected, call) ts_check_cu((expected), (call), #call, __FILE__, __LINE__)
+#define assert_cu_ok(call) assert_cu(CUDA_SUCCESS, (call))
+
+/* ------------------------------------------------------------------ bytes */
+
+void ts_check_bytes(const void *expected, const void *actual, size_t n, const char *what, const char *file,
+                    int line);
+void ts_check_all(const void *actual, unsigned char value, size_t n, const char *what, const char *file, int line);
+
+/* Fails the test unless the n bytes are equal; prints the first differing
+ * offset, both bytes there and how many bytes differ. */
+#define assert_bytes_equal(expected, actual, n) ts_check_bytes((expected), (actual), (n), #actual, __FILE__, __LINE__)
+/* Fails the test unless every one of the n bytes is 'value'. */
+#define assert_bytes_all(actual, value, n) ts_check_all((actual), (value), (n), #actual, __FILE__, __LINE__)
+
+/* ------------------------------------------------------------------ random data */
+
+/* xorshift64* (Vigna): explicit seeds, same sequence on every machine. */
+typedef struct {
+    uint64_t state;
+} ts_rng;
+
+void ts_rng_init(ts_rng *rng, uint64_t seed); /* any seed, 0 included */
+uint64_t ts_rng_next(ts_rng *rng);
+uint64_t ts_rng_below(ts_rng *rng, uint64_t bound); /* uniform enough in [0, bound), bound > 0 */
+
+/* Fills n bytes (any n, any alignment) from the xorshift64* stream of 'seed'.
+ * The result is never all zeros. */
+void ts_fill_random(void *buf, size_t n, uint64_t seed);
+
+/* ------------------------------------------------------------------ host buffers */
+
+/* malloc that fails the test when out of memory; the buffer is freed by
+ * ts_free_all() (called by ts_ctx_teardown), also when the test failed. */
+void *ts_malloc(size_t n);
+/* Frees one ts_malloc buffer early (NULL is fine). */
+void ts_free(void *p);
+void ts_free_all(void);
+
+/* ------------------------------------------------------------------ fixtures */
+
+typedef struct {
+    CUdevice dev;
+    CUcontext ctx; /* a test that destroys it itself sets this to NULL */
+} ts_fixture;
+
+/* Group setup: cuInit(0); fails the group if it does not succeed. */
+int ts_group_init(void **state);
+/* Test setup: cuInit(0) and a new context on device 0, current to the calling
+ * thread; *state is a ts_fixture. */
+int ts_ctx_setup(void **state);
+/* Test teardown: destroys the fixture's context, frees ts_malloc buffers and
+ * checks that the test left no context current (a pushed context it forgot is
+ * popped and reported as a failure of the teardown). */
+int ts_ctx_teardown(void **state);
+/* Test teardown for tests that manage contexts themselves: frees ts_malloc
+ * buffers and fails if any context is still current. */
+int ts_check_no_current_context(void **state);
+
+static inline ts_fixture *ts_fx(void **state) { return (ts_fixture *)*state; }
+
+/* ------------------------------------------------------------------ environment */
+
+/* NVLITE_DEVICE=sim: the in-process simulated driver is in use. */
+int ts_on_simulator(void);
+/* 1 when this machine has a real NVIDIA GPU that the library will use:
+ * /dev/nvidiactl exists and NVLITE_DEVICE is unset. Otherwise 0, and *why (if
+ * not NULL) says why not. */
+int ts_have_real_gpu(const char **why);
+/* Physical memory of the machine, in bytes (0 if unknown). */
+uint64_t ts_host_ram_bytes(void);
+/* Monotonic seconds. */
+double ts_now(void);
+
+/* Skips the current test, saying why. */
+#define ts_skip(...)                                   \
+    do {                                               \
+        print_message("[  SKIP    ] " __VA_ARGS__);    \
+        print_message("\n");                           \
+        skip();                                        \
+    } while (0)
+
+#define TS_KiB ((size_t)1 << 10)
+#define TS_MiB ((size_t)1 << 20)
+#define TS_GiB ((size_t)1 << 30)
+
+#define TS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif /* NVLITE_TESTS_SUPPORT_TEST_SUPPORT_H */

@@ -1,0 +1,138 @@
+// Unit tests of the hardware layer's encoders: push-buffer method headers
+// and copy-engine work, checked against the method format written out
+// independently (bit arithmetic, not our BitField helpers).
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+extern "C" {
+#include <cmocka.h>
+}
+
+#include <vector>
+
+#include "defs/copy_c8b5.h"
+#include "hw/copy_engine.h"
+#include "hw/push_buffer.h"
+
+using namespace nvl;
+
+namespace {
+
+// Method header: SEC_OP 31:29, COUNT 28:16, SUBCHANNEL 15:13, ADDRESS (method >> 2) 11:0.
+constexpr uint32_t header(uint32_t secOp, uint32_t count, uint32_t sub, uint32_t method) {
+    return (secOp << 29) | (count << 16) | (sub << 13) | (method >> 2);
+}
+
+void test_incrementing_header(void**) {
+    std::vector<uint32_t> buf(16, 0xdeadbeef);
+    hw::PushWriter w(buf.data(), buf.size());
+    w.inc(hw::Subchannel::Copy, 0x300, {0x1234});
+    w.inc(hw::Subchannel::Compute, 0x5c, {1, 2, 3, 4, 5});
+    assert_int_equal(w.dwords(), 2 + 6);
+    assert_int_equal(buf[0], header(1, 1, 4, 0x300));
+    assert_int_equal(buf[0], 0x200180C0u);  // the same, spelled out
+    assert_int_equal(buf[1], 0x1234);
+    assert_int_equal(buf[2], header(1, 5, 1, 0x5c));
+    for (uint32_t i = 0; i < 5; ++i) assert_int_equal(buf[3 + i], i + 1);
+    assert_int_equal(buf[8], 0xdeadbeef);  // nothing written past the end
+}
+
+void test_non_incrementing_and_immediate(void**) {
+    std::vector<uint32_t> buf(8, 0);
+    hw::PushWriter w(buf.data(), buf.size());
+    w.nonInc(hw::Subchannel::Host, 0x20, {7, 8});
+    w.immediate(hw::Subchannel::Copy, 0x404, 0x1abc);
+    assert_int_equal(buf[0], header(3, 2, 0, 0x20));
+    assert_int_equal(buf[1], 7);
+    assert_int_equal(buf[2], 8);
+    assert_int_equal(buf[3], (4u << 29) | (0x1abcu << 16) | (4u << 13) | (0x404u >> 2));
+    assert_int_equal(w.remaining(), 4);
+}
+
+struct Launch {
+    uint64_t src, dst, length;
+    uint32_t flags;
+};
+
+// Decodes the copy engine methods written by hw::copy/fill.
+std::vector<Launch> decode(const uint32_t* p, size_t n, uint32_t* remapValue = nullptr, uint32_t* remapComponents = nullptr) {
+    std::vector<Launch> out;
+    uint32_t regs[0x800 / 4] = {};
+    for (size_t i = 0; i < n;) {
+        uint32_t h = p[i++];
+        uint32_t op = h >> 29, count = (h >> 16) & 0x1fff, method = (h & 0xfff) << 2;
+        assert_int_equal((h >> 13) & 7, 4);  // copy subchannel
+        assert_int_equal(op, 1);
+        for (uint32_t k = 0; k < count; ++k) {
+            uint32_t m = method + 4 * k;
+            regs[m / 4] = p[i++];
+            if (m == nv::NVC8B5_LAUNCH_DMA) {
+                Launch l;
+                l.src = (uint64_t(regs[nv::NVC8B5_OFFSET_IN_UPPER / 4]) << 32) | regs[nv::NVC8B5_OFFSET_IN_LOWER / 4];
+                l.dst = (uint64_t(regs[nv::NVC8B5_OFFSET_OUT_UPPER / 4]) << 32) | regs[nv::NVC8B5_OFFSET_OUT_LOWER / 4];
+                l.length = regs[nv::NVC8B5_LINE_LENGTH_IN / 4];
+                l.flags = regs[m / 4];
+                out.push_back(l);
+            }
+        }
+    }
+    if (remapValue) *remapValue = regs[nv::NVC8B5_SET_REMAP_CONST_B / 4];
+    if (remapComponents) *remapComponents = regs[nv::NVC8B5_SET_REMAP_COMPONENTS / 4];
+    return out;
+}
+
+void test_copy_splits_large_copies(void**) {
+    const uint64_t bytes = (5ull << 30) + 77;  // 2 GiB + 2 GiB + 1 GiB + 77
+    std::vector<uint32_t> buf(hw::copyDwords(bytes));
+    hw::PushWriter w(buf.data(), buf.size());
+    hw::copy(w, 0x7f0000001003ull, 0x1000000005ull, bytes);
+    assert_int_equal(w.dwords(), buf.size());
+    auto launches = decode(buf.data(), w.dwords());
+    assert_int_equal(launches.size(), 3);
+    uint64_t total = 0;
+    for (size_t i = 0; i < launches.size(); ++i) {
+        assert_int_equal(launches[i].src, 0x1000000005ull + total);
+        assert_int_equal(launches[i].dst, 0x7f0000001003ull + total);
+        total += launches[i].length;
+        // Only the first piece waits for earlier work.
+        uint32_t transfer = launches[i].flags & 3;
+        assert_int_equal(transfer, i == 0 ? 2u : 1u);  // NON_PIPELINED then PIPELINED
+        assert_int_equal((launches[i].flags >> 10) & 1, 0);  // no remap
+    }
+    assert_int_equal(total, bytes);
+}
+
+void test_fill_uses_remap_with_element_size(void**) {
+    const struct {
+        uint32_t size, value, sizeField;
+    } cases[] = {{1, 0xab, 0}, {2, 0xbeef, 1}, {4, 0xdeadbeef, 3}};
+    for (const auto& c : cases) {
+        const uint64_t count = 1001;
+        std::vector<uint32_t> buf(hw::fillDwords(count * c.size, c.size));
+        hw::PushWriter w(buf.data(), buf.size());
+        hw::fill(w, 0x1000000000ull + c.size, c.value, c.size, count);
+        uint32_t value = 0, components = 0;
+        auto launches = decode(buf.data(), w.dwords(), &value, &components);
+        assert_int_equal(launches.size(), 1);
+        assert_int_equal(launches[0].dst, 0x1000000000ull + c.size);
+        assert_int_equal(launches[0].length, count);  // elements, not bytes
+        assert_int_equal((launches[0].flags >> 10) & 1, 1);  // remap on
+        assert_int_equal(value, c.value);
+        assert_int_equal(components & 7, 5);                  // DST_X = CONST_B
+        assert_int_equal((components >> 16) & 3, c.sizeField);  // COMPONENT_SIZE
+    }
+}
+
+}  // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_incrementing_header),
+        cmocka_unit_test(test_non_incrementing_and_immediate),
+        cmocka_unit_test(test_copy_splits_large_copies),
+        cmocka_unit_test(test_fill_uses_remap_with_element_size),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
