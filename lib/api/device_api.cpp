@@ -137,8 +137,7 @@ NVL_EXPORT CUresult cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) {
         if (!parsePciBusId(pciBusId, domain, bus, device, function)) return CUDA_ERROR_INVALID_VALUE;
         auto& rt = core::Runtime::get();
         for (int i = 0; i < rt.deviceCount(); ++i) {
-            const hw::GpuInfo& gi = rt.device(i)->info();
-            if (gi.pciDomain == domain && gi.pciBus == bus && gi.pciDevice == device && gi.pciFunction == function) {
+            if (rt.device(i)->hasPciAddress(domain, bus, device, function)) {
                 *dev = i;
                 return kOk;
             }

@@ -8,7 +8,7 @@
 
 #include "common/status.h"
 #include "common/trace.h"
-#include "hw/cpu.h"
+#include "common/clock.h"
 #include "nvlite/cuda.h"
 
 #define NVL_EXPORT extern "C" __attribute__((visibility("default")))
@@ -32,9 +32,9 @@ CUresult entry(const char* name, Body&& body, const char* fmt, Args... args) noe
         }
     };
     if (!trace::api()) return run();
-    const uint64_t t0 = hw::monotonicNs();
+    const uint64_t t0 = monotonicNs();
     CUresult r = run();
-    const uint64_t t1 = hw::monotonicNs();
+    const uint64_t t1 = monotonicNs();
     char argText[512];
     if constexpr (sizeof...(Args) > 0) {
 #pragma GCC diagnostic push

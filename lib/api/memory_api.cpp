@@ -41,9 +41,9 @@ NVL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
     return entry("cuMemAlloc_v2", [&]() -> Status {
         NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
         if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
-        NVL_ASSIGN_OR_RETURN(uint64_t va, ctx->heap().alloc(bytesize));
-        AddressMap::get().insert({va, bytesize, MemoryKind::Device, ctx, 0});
-        *dptr = va;
+        NVL_ASSIGN_OR_RETURN(core::DeviceHeap::Block b, ctx->heap().alloc(bytesize));
+        AddressMap::get().insert({b.va, bytesize, MemoryKind::Device, ctx, 0, b.cpuVisible});
+        *dptr = b.va;
         return kOk;
     }, "%p, %zu", static_cast<void*>(dptr), bytesize);
 }
@@ -66,10 +66,7 @@ NVL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
 NVL_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
     return entry("cuMemGetInfo_v2", [&]() -> Status {
         NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
-        NVL_ASSIGN_OR_RETURN(hw::FbUsage usage, ctx->device().gpu().fbUsage());
-        if (free) *free = usage.free;
-        if (total) *total = usage.total;
-        return kOk;
+        return ctx->device().memoryInfo(free, total);
     }, "%p, %p", static_cast<void*>(free), static_cast<void*>(total));
 }
 

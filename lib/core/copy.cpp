@@ -8,6 +8,7 @@
 #include "core/staging.h"
 #include "hw/channel.h"
 #include "hw/copy_engine.h"
+#include "hw/cpu.h"
 
 namespace nvl::core {
 namespace {
@@ -16,18 +17,33 @@ namespace {
 struct Place {
     enum Kind { Gpu, Pinned, Pageable } kind;
     uint64_t address;
+    bool cpuVisible = false;  // device memory the CPU reaches at the same address (BAR1)
 };
+
+// Copies this small are done by the CPU through BAR1 when the stream is
+// idle: a write costs a few posted stores, a read one uncached PCIe read,
+// both far below a copy-engine round trip.
+constexpr uint64_t kCpuWriteMax = 4096;
+constexpr uint64_t kCpuReadMax = 16;
 
 // A range the GPU can reach: inside one device or pinned-host allocation.
 std::optional<Place> gpuReachable(uint64_t addr, uint64_t bytes) {
     auto a = AddressMap::get().find(addr);
     if (!a || !a->contains(addr, bytes)) return std::nullopt;
-    return Place{a->kind == MemoryKind::Device ? Place::Gpu : Place::Pinned, addr};
+    if (a->kind == MemoryKind::Device) return Place{Place::Gpu, addr, a->cpuVisible};
+    return Place{Place::Pinned, addr};
 }
 
 Place classify(uint64_t addr, uint64_t bytes) {
     if (auto p = gpuReachable(addr, bytes)) return *p;
     return Place{Place::Pageable, addr};
+}
+
+// Nothing submitted on the context's channels is still running.
+bool streamIdle(Context& ctx) {
+    hw::Channel& copy = ctx.channels().copy();
+    hw::Channel& compute = ctx.channels().compute();
+    return copy.isDone(copy.lastSubmitted()) && compute.isDone(compute.lastSubmitted());
 }
 
 // The legacy stream's copy channel.
@@ -54,6 +70,17 @@ Status copyPlaces(Context& ctx, Place dst, Place src, uint64_t bytes, Sync sync)
     if (dstHost && srcHost) return hostToHost(ctx, dst.address, src.address, bytes);
     if (dst.kind == Place::Pageable)
         return ctx.staging().fromDevice(copyChannel(ctx), reinterpret_cast<void*>(dst.address), src.address, bytes);
+    // Small copies between host memory and CPU-visible device memory, with
+    // nothing in flight that they could overtake: the CPU does them.
+    if (dst.kind == Place::Gpu && dst.cpuVisible && srcHost && bytes <= kCpuWriteMax && streamIdle(ctx)) {
+        std::memcpy(reinterpret_cast<void*>(dst.address), reinterpret_cast<const void*>(src.address), bytes);
+        hw::writeBarrier();  // the stores reach the GPU before later reads or doorbells
+        return kOk;
+    }
+    if (src.kind == Place::Gpu && src.cpuVisible && dstHost && bytes <= kCpuReadMax && streamIdle(ctx)) {
+        std::memcpy(reinterpret_cast<void*>(dst.address), reinterpret_cast<const void*>(src.address), bytes);
+        return kOk;
+    }
     if (src.kind == Place::Pageable)
         return ctx.staging().toDevice(copyChannel(ctx), dst.address, reinterpret_cast<const void*>(src.address), bytes);
     // A device and a pinned side: the copy engine. Blocking copies that touch

@@ -20,4 +20,16 @@ std::string Device::pciBusId() const {
     return buf;
 }
 
+bool Device::hasPciAddress(unsigned domain, unsigned bus, unsigned device, unsigned function) const {
+    const hw::GpuInfo& gi = info();
+    return gi.pciDomain == domain && gi.pciBus == bus && gi.pciDevice == device && gi.pciFunction == function;
+}
+
+Status Device::memoryInfo(size_t* free, size_t* total) const {
+    NVL_ASSIGN_OR_RETURN(hw::FbUsage usage, gpu_.fbUsage());
+    if (free) *free = usage.free;
+    if (total) *total = usage.total;
+    return kOk;
+}
+
 }  // namespace nvl::core

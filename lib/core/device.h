@@ -24,8 +24,11 @@ public:
     // cuDeviceGetAttribute semantics: CUDA_ERROR_INVALID_VALUE for an
     // attribute outside the enum.
     Result<int> attribute(int attribute) const;
-    // "dddddddd:bb:dd.f" as libcuda writes it.
+    // "dddd:bb:dd.f" as libcuda writes it.
     std::string pciBusId() const;
+    bool hasPciAddress(unsigned domain, unsigned bus, unsigned device, unsigned function) const;
+    // Video memory free and total (cuMemGetInfo).
+    Status memoryInfo(size_t* free, size_t* total) const;
 
     // Primary context bookkeeping (cuDevicePrimaryCtx*).
     std::mutex primaryMutex;

@@ -115,7 +115,12 @@ Result<int> Device::attribute(int a) const {
     case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: return static_cast<int>(gi.smClockKhz);
     case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: return static_cast<int>(gi.memoryClockKhz);
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return static_cast<int>(gi.smCount);
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: return static_cast<int>(gi.computeMode);
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE:
+        switch (gi.computeMode) {
+        case hw::GpuInfo::ComputeMode::ExclusiveProcess: return CU_COMPUTEMODE_EXCLUSIVE_PROCESS;
+        case hw::GpuInfo::ComputeMode::Prohibited: return CU_COMPUTEMODE_PROHIBITED;
+        default: return CU_COMPUTEMODE_DEFAULT;
+        }
     case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: return gi.eccEnabled ? 1 : 0;
     case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: return static_cast<int>(gi.pciBus);
     case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: return static_cast<int>(gi.pciDevice);

@@ -133,7 +133,7 @@ void DeviceHeap::releaseChunk(Chunk* chunk) {
     std::erase_if(chunks_, [chunk](const std::unique_ptr<Chunk>& c) { return c.get() == chunk; });
 }
 
-Result<uint64_t> DeviceHeap::alloc(uint64_t size) {
+Result<DeviceHeap::Block> DeviceHeap::alloc(uint64_t size) {
     const uint64_t length = roundUp(size, kAlignment);
     if (length < size) return CUDA_ERROR_OUT_OF_MEMORY;
     std::lock_guard lock(mutex_);
@@ -141,13 +141,13 @@ Result<uint64_t> DeviceHeap::alloc(uint64_t size) {
         NVL_ASSIGN_OR_RETURN(Chunk * chunk, newChunk(length, true));
         auto va = carve(*chunk, length);
         live_[*va] = {chunk, length};
-        return *va;
+        return Block{*va, chunk->memory->cpu() != nullptr};
     }
     for (auto& c : chunks_) {
         if (c->dedicated) continue;
         if (auto va = carve(*c, length)) {
             live_[*va] = {c.get(), length};
-            return *va;
+            return Block{*va, c->memory->cpu() != nullptr};
         }
     }
     auto fresh = newChunk(kChunkSize, false);
@@ -159,14 +159,14 @@ Result<uint64_t> DeviceHeap::alloc(uint64_t size) {
     }
     auto va = carve(**fresh, length);
     live_[*va] = {*fresh, length};
-    return *va;
+    return Block{*va, (*fresh)->memory->cpu() != nullptr};
 }
 
 bool DeviceHeap::free(uint64_t va) {
     std::lock_guard lock(mutex_);
     auto it = live_.find(va);
     if (it == live_.end()) return false;
-    Block b = it->second;
+    Live b = it->second;
     live_.erase(it);
     giveBack(*b.chunk, va, b.length);
     if (b.chunk->freeBytes == b.chunk->size()) {

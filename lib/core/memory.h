@@ -29,6 +29,8 @@ struct AllocationInfo {
     MemoryKind kind = MemoryKind::Device;
     Context* context = nullptr;
     unsigned flags = 0;
+    // Device memory the CPU also sees at the same address (through BAR1).
+    bool cpuVisible = false;
     bool contains(uint64_t addr, uint64_t len) const {
         return addr >= base && len <= size && addr - base <= size - len;
     }
@@ -63,7 +65,11 @@ public:
     DeviceHeap(const DeviceHeap&) = delete;
     DeviceHeap& operator=(const DeviceHeap&) = delete;
 
-    Result<uint64_t> alloc(uint64_t size);
+    struct Block {
+        uint64_t va;
+        bool cpuVisible;  // mapped for the CPU at va as well
+    };
+    Result<Block> alloc(uint64_t size);
     // Frees an allocation made by alloc(); false if 'va' is not one.
     bool free(uint64_t va);
 
@@ -80,7 +86,7 @@ private:
         uint64_t base() const { return memory->va(); }
         uint64_t size() const { return memory->size(); }
     };
-    struct Block {
+    struct Live {
         Chunk* chunk;
         uint64_t length;
     };
@@ -93,7 +99,7 @@ private:
     hw::Gpu& gpu_;
     std::mutex mutex_;
     std::vector<std::unique_ptr<Chunk>> chunks_;
-    std::unordered_map<uint64_t, Block> live_;
+    std::unordered_map<uint64_t, Live> live_;
 };
 
 // Pinned host memory and registrations, owned by the contexts that made them.

@@ -140,6 +140,10 @@ static_assert(offsetof(NV_MEMORY_ALLOCATION_PARAMS, limit) == 88);
 static_assert(offsetof(NV_MEMORY_ALLOCATION_PARAMS, address) == 96);
 static_assert(offsetof(NV_MEMORY_ALLOCATION_PARAMS, numaNode) == 120);
 
+// NV_MEMORY_ALLOCATION_PARAMS::format takes an MMU PTE kind; generic
+// (pitch, uncompressed) memory is kind 6 on Ampere and Hopper (dev_mmu.h).
+inline constexpr uint32_t NV_MMU_PTE_KIND_GENERIC_MEMORY = 0x6;
+
 // NV01_MEMORY_VIRTUAL allocation: reserve [offset, limit] of a VA space.
 struct NV_MEMORY_VIRTUAL_ALLOCATION_PARAMS {
     alignas(8) uint64_t offset;

@@ -63,7 +63,7 @@ Status Channel::init(uint32_t hChannelGroup, uint32_t hContextShare, uint32_t en
               nv::NVOS32_ATTR_PHYSICALITY.value(nv::NVOS32_ATTR_PHYSICALITY_ALLOW_NONCONTIGUOUS);
     np.attr2 = nv::NVOS32_ATTR2_GPU_CACHEABLE.value(nv::NVOS32_ATTR2_GPU_CACHEABLE_NO) |
                nv::NVOS32_ATTR2_ZBC.value(nv::NVOS32_ATTR2_ZBC_PREFER_NO_ZBC);
-    np.format = 6;
+    np.format = nv::NV_MMU_PTE_KIND_GENERIC_MEMORY;
     np.size = 4096;
     np.alignment = 4096;
     np.limit = 4095;
@@ -122,14 +122,14 @@ Result<PushWriter> Channel::beginLocked(size_t dwords) {
         if (isDone(f.value)) {
             inFlight_.pop_front();
         } else if (overlaps) {
-            NVL_TRY(waitLocked(f.value));
+            NVL_TRY(wait(f.value));
             inFlight_.pop_front();
         } else {
             break;
         }
     }
     // And a GPFIFO slot the GPU has fetched.
-    if (put_ >= entries_) NVL_TRY(waitLocked(put_ - entries_ + 1));
+    if (put_ >= entries_) NVL_TRY(wait(put_ - entries_ + 1));
     return PushWriter(push_ + begin, dwords);
 }
 
@@ -190,8 +190,6 @@ Status Channel::wait(uint64_t value) {
     }
     return kOk;
 }
-
-Status Channel::waitLocked(uint64_t value) { return wait(value); }
 
 Status Channel::error() const {
     // NvNotification[NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR]: RM fills in

@@ -68,7 +68,6 @@ private:
     Result<PushWriter> beginLocked(size_t dwords);
     Result<uint64_t> endLocked(PushWriter& w);
     void writeRelease(PushWriter& w, uint64_t value);
-    Status waitLocked(uint64_t value);
 
     Gpu& gpu_;
     EngineKind kind_;

@@ -2,7 +2,8 @@
 #pragma once
 
 #include <cstdint>
-#include <ctime>
+
+#include "common/clock.h"
 
 namespace nvl::hw {
 
@@ -10,6 +11,16 @@ namespace nvl::hw {
 inline void storeFence() {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_sfence();
+#else
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+// Orders earlier stores (write-combined ones included) before every later
+// load and store: after CPU writes through BAR1 that a read may follow.
+inline void writeBarrier() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_mfence();
 #else
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif
@@ -23,11 +34,7 @@ inline void cpuRelax() {
 #endif
 }
 
-inline uint64_t monotonicNs() {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
+using nvl::monotonicNs;
 
 // Spins briefly, then yields, then sleeps with growing intervals: waiting
 // on the GPU must not burn a core once it is clearly going to take a while.

@@ -190,11 +190,10 @@ Status Gpu::queryInfo() {
 
     nv::NV2080_CTRL_GPU_QUERY_COMPUTE_MODE_RULES_PARAMS mode{};
     if (rm.control(sub, nv::NV2080_CTRL_CMD_GPU_QUERY_COMPUTE_MODE_RULES, mode).ok()) {
-        switch (mode.rules) {
-        case nv::NV2080_CTRL_GPU_COMPUTE_MODE_RULES_EXCLUSIVE_COMPUTE: info_.computeMode = 3; break;  // EXCLUSIVE_PROCESS
-        case nv::NV2080_CTRL_GPU_COMPUTE_MODE_RULES_COMPUTE_PROHIBITED: info_.computeMode = 2; break;  // PROHIBITED
-        default: info_.computeMode = 0; break;                                                     // DEFAULT
-        }
+        if (mode.rules == nv::NV2080_CTRL_GPU_COMPUTE_MODE_RULES_EXCLUSIVE_COMPUTE)
+            info_.computeMode = GpuInfo::ComputeMode::ExclusiveProcess;
+        else if (mode.rules == nv::NV2080_CTRL_GPU_COMPUTE_MODE_RULES_COMPUTE_PROHIBITED)
+            info_.computeMode = GpuInfo::ComputeMode::Prohibited;
     }
 
     nv::NV2080_CTRL_BUS_GET_PCI_INFO_PARAMS pci{};
@@ -312,7 +311,7 @@ Result<std::unique_ptr<GpuMemory>> Gpu::allocVideo(size_t size, const VideoMemor
     p.attr2 = nv::NVOS32_ATTR2_ZBC.value(nv::NVOS32_ATTR2_ZBC_PREFER_NO_ZBC) |
               nv::NVOS32_ATTR2_GPU_CACHEABLE.value(nv::NVOS32_ATTR2_GPU_CACHEABLE_YES) |
               nv::NVOS32_ATTR2_PAGE_SIZE_HUGE.value(nv::NVOS32_ATTR2_PAGE_SIZE_HUGE_2MB);
-    p.format = 6;  // pitch, as libcuda and tinygrad ask for
+    p.format = nv::NV_MMU_PTE_KIND_GENERIC_MEMORY;
     p.size = bytes;
     p.alignment = kHugePage;
     p.limit = bytes - 1;

@@ -40,7 +40,8 @@ struct GpuInfo {
     uint32_t copyEngineCount = 0;   // copy engines RM reports
     uint32_t asyncEngineCount = 0;  // what CUDA reports: engines copies can use beside compute
     std::vector<uint32_t> asyncCopyEngines;  // their NV2080_ENGINE_TYPE_COPYn
-    uint32_t computeMode = 0;       // CUcomputemode
+    enum class ComputeMode { Default, ExclusiveProcess, Prohibited };
+    ComputeMode computeMode = ComputeMode::Default;
     bool eccEnabled = false;
 
     // Classes chosen from the class list.

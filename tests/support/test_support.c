@@ -27,6 +27,13 @@ void ts_check_cu(CUresult expected, CUresult actual, const char *expr, const cha
     _fail(file, line);
 }
 
+void ts_check_cu_either(CUresult a, CUresult b, CUresult actual, const char *expr, const char *file, int line) {
+    if (actual == a || actual == b) return;
+    print_error("%s:%d: %s\n    returned %s (%d), expected %s (%d) or %s (%d)\n", file, line, expr,
+                ts_cu_name(actual), (int)actual, ts_cu_name(a), (int)a, ts_cu_name(b), (int)b);
+    _fail(file, line);
+}
+
 /* ------------------------------------------------------------------ bytes */
 
 void ts_check_bytes(const void *expected, const void *actual, size_t n, const char *what, const char *file,

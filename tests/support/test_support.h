@@ -37,6 +37,11 @@ void ts_check_cu(CUresult expected, CUresult actual, const char *expr, const cha
 #define assert_cu(expected, call) ts_check_cu((expected), (call), #call, __FILE__, __LINE__)
 #define assert_cu_ok(call) assert_cu(CUDA_SUCCESS, (call))
 
+void ts_check_cu_either(CUresult a, CUresult b, CUresult actual, const char *expr, const char *file, int line);
+/* For the rare call where libcuda itself answers one of two codes from run
+ * to run (say why where it is used). */
+#define assert_cu_either(a, b, call) ts_check_cu_either((a), (b), (call), #call, __FILE__, __LINE__)
+
 /* ------------------------------------------------------------------ bytes */
 
 void ts_check_bytes(const void *expected, const void *actual, size_t n, const char *what, const char *file,
