@@ -687,4 +687,19 @@ constexpr uint32_t ROBUST_CHANNEL_CE_ERROR(uint32_t x) {
 }
 static_assert(ROBUST_CHANNEL_CE_ERROR(4) == 71 && ROBUST_CHANNEL_CE_ERROR(12) == 128);
 
+// Optional allocation parameters of the engine classes
+// (class/clb0b5sw.h; nvos.h)
+struct NVB0B5_ALLOCATION_PARAMETERS {
+    uint32_t version;
+    uint32_t engineType;
+};
+static_assert(sizeof(NVB0B5_ALLOCATION_PARAMETERS) == 8);
+struct NV_GR_ALLOCATION_PARAMETERS {
+    uint32_t version;
+    uint32_t flags;
+    uint32_t size;
+    uint32_t caps;
+};
+static_assert(sizeof(NV_GR_ALLOCATION_PARAMETERS) == 16);
+
 }  // namespace nvl::nv

@@ -206,4 +206,7 @@ static_assert(sizeof(UVM_FREE_PARAMS) == 24);
 static_assert(offsetof(UVM_FREE_PARAMS, length) == 8);
 static_assert(offsetof(UVM_FREE_PARAMS, rmStatus) == 16);
 
+// UVM (kernel-open/nvidia-uvm/uvm_linux_ioctl.h)
+inline constexpr uint32_t UVM_DEINITIALIZE = 0x30000002;
+
 }  // namespace nvl::nv

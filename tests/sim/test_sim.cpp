@@ -25,7 +25,7 @@
 #include "defs/uvm_ioctl.h"
 #include "kdrv/kdrv.h"
 #include "kdrv/sim/sim_control.h"
-#include "kdrv/sim/sim_defs_extra.h"
+#include "defs/qmd_v04.h"
 #include "kdrv/sim/sim_gpu_config.h"
 
 // cmocka last: its macros (fail, ...) clash with the standard library

@@ -10,7 +10,7 @@
 #include "defs/compute_cbc0.h"
 #include "defs/host_c86f.h"
 #include "defs/rm_classes.h"
-#include "kdrv/sim/sim_defs_extra.h"
+#include "defs/qmd_v04.h"
 #include "kdrv/sim/sim_gpu.h"
 #include "kdrv/sim/sim_gpu_config.h"
 

@@ -14,7 +14,7 @@
 #include "defs/copy_c8b5.h"
 #include "defs/host_c86f.h"
 #include "defs/rm_classes.h"
-#include "kdrv/sim/sim_defs_extra.h"
+#include "defs/qmd_v04.h"
 
 namespace nvl::kdrv::sim {
 namespace {

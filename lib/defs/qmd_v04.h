@@ -1,7 +1,6 @@
-// Definitions the simulated driver needs that lib/defs does not (yet) carry.
-// Same conventions as lib/defs (namespace nvl::nv, NVIDIA's names, BitField /
-// MultiWordField). Sources are named per block; move them to lib/defs when
-// convenient.
+// Hopper's launch descriptor, QMD version 4 (HOPPER_COMPUTE_A): field
+// positions and helpers to read and write them in a 384-byte image.
+// Facts from open-gpu-doc classes/compute/clcbc0qmd.h.
 #pragma once
 
 #include <cstdint>
@@ -10,60 +9,7 @@
 
 namespace nvl::nv {
 
-// ---- UVM (kernel-open/nvidia-uvm/uvm_linux_ioctl.h)
-inline constexpr uint32_t UVM_DEINITIALIZE = 0x30000002;
-
-// ---- Optional allocation parameters of the engine classes
-// (class/clb0b5sw.h; nvos.h)
-struct NVB0B5_ALLOCATION_PARAMETERS {
-    uint32_t version;
-    uint32_t engineType;
-};
-static_assert(sizeof(NVB0B5_ALLOCATION_PARAMETERS) == 8);
-struct NV_GR_ALLOCATION_PARAMETERS {
-    uint32_t version;
-    uint32_t flags;
-    uint32_t size;
-    uint32_t caps;
-};
-static_assert(sizeof(NV_GR_ALLOCATION_PARAMETERS) == 16);
-
-// ---- Host methods of C56F/C86F that host_c86f.h leaves out (class/clc56f.h)
-inline constexpr uint32_t NVC86F_NOP = 0x8;
-inline constexpr uint32_t NVC86F_YIELD = 0x80;
-
-// ---- HOPPER_COMPUTE_A methods not in compute_cbc0.h (open-gpu-doc classes/compute/clcbc0.h)
-inline constexpr uint32_t NVCBC0_SEND_SIGNALING_PCAS_B = 0x2BC;
-inline constexpr BitField NVCBC0_SEND_SIGNALING_PCAS_B_INVALIDATE{0, 0};
-inline constexpr BitField NVCBC0_SEND_SIGNALING_PCAS_B_SCHEDULE{1, 1};
-// Inline-to-memory ("I2M") uploads: LAUNCH_DMA then LOAD_INLINE_DATA words.
-inline constexpr uint32_t NVCBC0_LINE_LENGTH_IN = 0x180;
-inline constexpr uint32_t NVCBC0_LINE_COUNT = 0x184;
-inline constexpr uint32_t NVCBC0_OFFSET_OUT_UPPER = 0x188;
-inline constexpr BitField NVCBC0_OFFSET_OUT_UPPER_VALUE{24, 0};
-inline constexpr uint32_t NVCBC0_OFFSET_OUT = 0x18C;
-inline constexpr uint32_t NVCBC0_PITCH_OUT = 0x190;
-inline constexpr uint32_t NVCBC0_LAUNCH_DMA = 0x1B0;
-inline constexpr BitField NVCBC0_LAUNCH_DMA_DST_MEMORY_LAYOUT{0, 0};
-inline constexpr uint32_t NVCBC0_LAUNCH_DMA_DST_MEMORY_LAYOUT_BLOCKLINEAR = 0x0;
-inline constexpr uint32_t NVCBC0_LAUNCH_DMA_DST_MEMORY_LAYOUT_PITCH = 0x1;
-inline constexpr BitField NVCBC0_LAUNCH_DMA_COMPLETION_TYPE{5, 4};
-inline constexpr uint32_t NVCBC0_LAUNCH_DMA_COMPLETION_TYPE_FLUSH_DISABLE = 0x0;
-inline constexpr uint32_t NVCBC0_LAUNCH_DMA_COMPLETION_TYPE_FLUSH_ONLY = 0x1;
-inline constexpr uint32_t NVCBC0_LAUNCH_DMA_COMPLETION_TYPE_RELEASE_SEMAPHORE = 0x2;
-inline constexpr BitField NVCBC0_LAUNCH_DMA_INTERRUPT_TYPE{9, 8};
-inline constexpr uint32_t NVCBC0_LAUNCH_DMA_INTERRUPT_TYPE_NONE = 0x0;
-inline constexpr uint32_t NVCBC0_LAUNCH_DMA_INTERRUPT_TYPE_INTERRUPT = 0x1;
-inline constexpr BitField NVCBC0_LAUNCH_DMA_SEMAPHORE_STRUCT_SIZE{12, 12};
-inline constexpr uint32_t NVCBC0_LAUNCH_DMA_SEMAPHORE_STRUCT_SIZE_FOUR_WORDS = 0x0;
-inline constexpr uint32_t NVCBC0_LAUNCH_DMA_SEMAPHORE_STRUCT_SIZE_ONE_WORD = 0x1;
-inline constexpr uint32_t NVCBC0_LOAD_INLINE_DATA = 0x1B4;
-inline constexpr uint32_t NVCBC0_SET_I2M_SEMAPHORE_A = 0x1DC;
-inline constexpr BitField NVCBC0_SET_I2M_SEMAPHORE_A_OFFSET_UPPER{24, 0};
-inline constexpr uint32_t NVCBC0_SET_I2M_SEMAPHORE_B = 0x1E0;
-inline constexpr uint32_t NVCBC0_SET_I2M_SEMAPHORE_C = 0x1E4;
-
-// ---- Hopper QMD, version 4 (open-gpu-doc classes/compute/clcbc0qmd.h,
+// Hopper QMD, version 4 (open-gpu-doc classes/compute/clcbc0qmd.h,
 // NVCBC0_QMDV04_00_*): 3072 bits = 384 bytes. Bit positions count from bit 0
 // of the QMD (NVIDIA's MW(hi:lo)).
 inline constexpr uint32_t NVCBC0_QMDV04_00_SIZE_BYTES = 384;
