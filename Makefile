@@ -53,9 +53,9 @@ $(BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(ALL_CXXFLAGS) -c $< -o $@
 
-$(SHLIB): $(LIB_OBJS)
+$(SHLIB): $(LIB_OBJS) lib/exports.map
 	@mkdir -p $(dir $@)
-	$(CXX) -shared -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions -Wl,--no-undefined $(SAN) -o $@ $^ $(LIB_LDLIBS)
+	$(CXX) -shared -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions -Wl,--no-undefined -Wl,--version-script=lib/exports.map $(SAN) -o $@ $(LIB_OBJS) $(LIB_LDLIBS)
 
 $(BUILD)/lib/$(SONAME): $(SHLIB)
 	ln -sf $(notdir $(SHLIB)) $@
