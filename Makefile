@@ -23,8 +23,8 @@ CFLAGS    ?= -O2 -g
 SAN       ?=
 ALL_CXXFLAGS := -std=c++20 $(WARN) -fPIC -fvisibility=hidden -Iinclude -Ilib -MMD -MP $(SAN) $(CXXFLAGS)
 ALL_CFLAGS   := -std=c11 $(WARN) -Iinclude -MMD -MP $(SAN) $(CFLAGS)
-LIB_LDLIBS   := -lpthread -ldl
-TEST_LDLIBS  := -lcmocka -lpthread -ldl
+LIB_LDLIBS   := -lelf -lpthread -ldl
+TEST_LDLIBS  := -lcmocka -lelf -lpthread -ldl
 
 LIB_SRCS  := $(shell find lib -name '*.cpp' | sort)
 LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
@@ -79,9 +79,12 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT) $(BUILD)/lib/libnvlite.
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) $< $(TEST_SUPPORT) -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../../lib' $(TEST_LDLIBS)
 
+# Samples that compile kernels use NVRTC from the CUDA toolkit (the library does not).
+SAMPLE_NVRTC := -I$(CUDA_HOME)/include -L$(CUDA_HOME)/lib64 -Wl,--as-needed -lnvrtc -Wl,-rpath,$(CUDA_HOME)/lib64 -lm
+
 $(BUILD)/samples/%: samples/%.c $(BUILD)/lib/libnvlite.so
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Iinclude/nvlite $< -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' $(SAN)
+	$(CC) $(ALL_CFLAGS) -Iinclude/nvlite $< -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' $(SAMPLE_NVRTC) $(SAN)
 
 samples: $(SAMPLE_BINS)
 

@@ -35,6 +35,10 @@
 #undef cuMemsetD8
 #undef cuMemsetD16
 #undef cuMemsetD32
+#undef cuModuleGetGlobal
+#undef cuLinkCreate
+#undef cuLinkAddData
+#undef cuLinkAddFile
 
 using namespace nvl;
 using nvl::api::entry;
@@ -124,6 +128,24 @@ NVL_EXPORT CUresult cuMemsetD16(DevPtr32 dst, unsigned short us, unsigned int n)
 }
 NVL_EXPORT CUresult cuMemsetD32(DevPtr32 dst, unsigned int ui, unsigned int n) {
     return entry("cuMemsetD32", firstAbi, "0x%x, %u, %u", dst, ui, n);
+}
+
+NVL_EXPORT CUresult cuModuleGetGlobal(DevPtr32* dptr, unsigned int* bytes, CUmodule hmod, const char* name) {
+    return entry("cuModuleGetGlobal", firstAbi, "%p, %p, %p, %s", static_cast<void*>(dptr), static_cast<void*>(bytes),
+                 static_cast<void*>(hmod), name ? name : "(null)");
+}
+
+NVL_EXPORT CUresult cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues,
+                                CUlinkState* stateOut) {
+    return cuLinkCreate_v2(numOptions, options, optionValues, stateOut);
+}
+NVL_EXPORT CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name,
+                                 unsigned int numOptions, CUjit_option* options, void** optionValues) {
+    return cuLinkAddData_v2(state, type, data, size, name, numOptions, options, optionValues);
+}
+NVL_EXPORT CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions,
+                                 CUjit_option* options, void** optionValues) {
+    return cuLinkAddFile_v2(state, type, path, numOptions, options, optionValues);
 }
 
 NVL_EXPORT CUresult cuMemAllocHost(void** pp, unsigned int bytesize) { return cuMemAllocHost_v2(pp, bytesize); }

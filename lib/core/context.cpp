@@ -66,7 +66,10 @@ void Context::deactivate() {
     staging_.reset();
     host_.reset();
     heap_.reset();
+    nullStream_.reset();
     channels_.reset();
+    localMemory_.clear();
+    localBytesPerThread_ = 0;
 }
 
 Status Context::synchronize() {
@@ -74,6 +77,39 @@ Status Context::synchronize() {
     hw::Channel& compute = channels_->compute();
     NVL_TRY(copy.wait(copy.lastSubmitted()));
     NVL_TRY(compute.wait(compute.lastSubmitted()));
+    return kOk;
+}
+
+hw::ComputeState Context::computeState() const {
+    const hw::GpuInfo& gi = device_.info();
+    hw::ComputeState s;
+    s.sharedWindow = device_.gpu().vaSpace().sharedWindow();
+    s.localWindow = device_.gpu().vaSpace().localWindow();
+    s.localBytesPerThread = localBytesPerThread_.load(std::memory_order_acquire);
+    s.smVersion = (gi.smMajor << 4) | gi.smMinor;
+    s.maxSmSharedKiB = gi.smMajor >= 9 ? 228 : gi.smMajor == 8 && gi.smMinor == 0 ? 164 : 100;
+    return s;
+}
+
+Status Context::ensureLocalMemory(uint32_t bytesPerThread) {
+    // The hardware's own per-thread area comes on top of what the kernel asks
+    // for (tinygrad measured 0x240 bytes on sm_8x/sm_90).
+    constexpr uint32_t kReservedPerThread = 0x240;
+    const uint32_t want = (bytesPerThread + kReservedPerThread + 31) / 32 * 32;
+    if (localBytesPerThread_.load(std::memory_order_acquire) >= want) return kOk;
+    std::lock_guard lock(localMutex_);
+    if (localBytesPerThread_.load(std::memory_order_relaxed) >= want) return kOk;
+    const hw::GpuInfo& gi = device_.info();
+    const hw::LocalMemorySize size =
+        hw::localMemorySize(want, gi.maxWarpsPerSm, gi.smPerTpc, gi.maxTpcPerGpc, gi.gpcCount);
+    NVL_ASSIGN_OR_RETURN(auto mem, device_.gpu().allocVideo(size.totalBytes, hw::VideoMemoryOptions{}));
+    const uint64_t va = mem->va();
+    NVL_TRY(nullStream_
+                .submit(channels_->compute(), hw::kLocalMemoryDwords,
+                        [&](hw::PushWriter& w) { hw::setLocalMemory(w, va, size.bytesPerTpc); })
+                .status());
+    localMemory_.push_back(std::move(mem));
+    localBytesPerThread_.store(want, std::memory_order_release);
     return kOk;
 }
 

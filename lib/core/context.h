@@ -10,8 +10,10 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "common/status.h"
+#include "core/stream.h"
 #include "hw/channel_group.h"
 #include "nvlite/cuda.h"
 
@@ -47,9 +49,21 @@ public:
     DeviceHeap& heap() { return *heap_; }
     HostMemory& host() { return *host_; }
     Staging& staging() { return *staging_; }
+    // The legacy (NULL) stream.
+    Stream& nullStream() { return nullStream_; }
 
     // Waits for everything submitted in this context.
     Status synchronize();
+
+    // Launch support: what constant bank 0 and the QMD need from the context,
+    // a note that new code was placed (caches must be invalidated before the
+    // next launch), and local memory grown on demand.
+    hw::ComputeState computeState() const;
+    void noteNewCode() { codeChanged_.store(true, std::memory_order_release); }
+    bool takeCodeChanged() { return codeChanged_.exchange(false, std::memory_order_acq_rel); }
+    // Makes every thread of a launch able to use 'bytesPerThread' of local
+    // memory (the request is ordered in the null stream before later launches).
+    Status ensureLocalMemory(uint32_t bytesPerThread);
 
 private:
     Context(Device& device, bool primary);
@@ -63,6 +77,11 @@ private:
     std::unique_ptr<DeviceHeap> heap_;
     std::unique_ptr<HostMemory> host_;
     std::unique_ptr<Staging> staging_;
+    Stream nullStream_;
+    std::atomic<bool> codeChanged_{false};
+    std::mutex localMutex_;
+    std::atomic<uint32_t> localBytesPerThread_{0};
+    std::vector<std::unique_ptr<hw::GpuMemory>> localMemory_;  // newest last; older ones kept for running work
 };
 
 // The calling thread's context stack.

@@ -39,20 +39,17 @@ Place classify(uint64_t addr, uint64_t bytes) {
     return Place{Place::Pageable, addr};
 }
 
-// Nothing submitted on the context's channels is still running.
-bool streamIdle(Context& ctx) {
-    hw::Channel& copy = ctx.channels().copy();
-    hw::Channel& compute = ctx.channels().compute();
-    return copy.isDone(copy.lastSubmitted()) && compute.isDone(compute.lastSubmitted());
-}
+// Nothing submitted to the stream is still running.
+bool streamIdle(Context& ctx) { return ctx.nullStream().idle(); }
 
 // The legacy stream's copy channel.
 hw::Channel& copyChannel(Context& ctx) { return ctx.channels().copy(); }
 
 Status submitCopy(Context& ctx, uint64_t dst, uint64_t src, uint64_t bytes, bool wait) {
     hw::Channel& ch = copyChannel(ctx);
-    NVL_ASSIGN_OR_RETURN(uint64_t value,
-                         ch.submit(hw::copyDwords(bytes), [&](hw::PushWriter& w) { hw::copy(w, dst, src, bytes); }));
+    NVL_ASSIGN_OR_RETURN(uint64_t value, ctx.nullStream().submit(ch, hw::copyDwords(bytes), [&](hw::PushWriter& w) {
+        hw::copy(w, dst, src, bytes);
+    }));
     return wait ? ch.wait(value) : kOk;
 }
 
@@ -69,7 +66,8 @@ Status copyPlaces(Context& ctx, Place dst, Place src, uint64_t bytes, Sync sync)
     // Host to host (pinned or not): fully synchronous, a CPU copy.
     if (dstHost && srcHost) return hostToHost(ctx, dst.address, src.address, bytes);
     if (dst.kind == Place::Pageable)
-        return ctx.staging().fromDevice(copyChannel(ctx), reinterpret_cast<void*>(dst.address), src.address, bytes);
+        return ctx.staging().fromDevice(ctx.nullStream(), copyChannel(ctx), reinterpret_cast<void*>(dst.address),
+                                        src.address, bytes);
     // Small copies between host memory and CPU-visible device memory, with
     // nothing in flight that they could overtake: the CPU does them.
     if (dst.kind == Place::Gpu && dst.cpuVisible && srcHost && bytes <= kCpuWriteMax && streamIdle(ctx)) {
@@ -82,7 +80,8 @@ Status copyPlaces(Context& ctx, Place dst, Place src, uint64_t bytes, Sync sync)
         return kOk;
     }
     if (src.kind == Place::Pageable)
-        return ctx.staging().toDevice(copyChannel(ctx), dst.address, reinterpret_cast<const void*>(src.address), bytes);
+        return ctx.staging().toDevice(ctx.nullStream(), copyChannel(ctx), dst.address,
+                                      reinterpret_cast<const void*>(src.address), bytes);
     // A device and a pinned side: the copy engine. Blocking copies that touch
     // host memory wait for completion; device-to-device ones never do.
     const bool wait = sync == Sync::Blocking && (dstHost || srcHost);
@@ -128,7 +127,7 @@ Status fill(Context& ctx, uint64_t dst, uint32_t value, uint32_t elementSize, ui
     if (!d) return CUDA_ERROR_INVALID_VALUE;
     if (count == 0) return kOk;
     hw::Channel& ch = copyChannel(ctx);
-    NVL_ASSIGN_OR_RETURN(uint64_t done, ch.submit(hw::fillDwords(bytes, elementSize), [&](hw::PushWriter& w) {
+    NVL_ASSIGN_OR_RETURN(uint64_t done, ctx.nullStream().submit(ch, hw::fillDwords(bytes, elementSize), [&](hw::PushWriter& w) {
         hw::fill(w, dst, value, elementSize, count);
     }));
     // Fills of pinned host memory are synchronous; of device memory, never.

@@ -6,6 +6,7 @@
 #include "core/context.h"
 #include "core/device.h"
 #include "core/parallel_copy.h"
+#include "core/stream.h"
 #include "hw/channel.h"
 #include "hw/copy_engine.h"
 
@@ -26,7 +27,7 @@ Result<Staging::Buffer*> Staging::acquire() {
     return &b;
 }
 
-Status Staging::toDevice(hw::Channel& channel, uint64_t dst, const void* src, uint64_t bytes) {
+Status Staging::toDevice(Stream& stream, hw::Channel& channel, uint64_t dst, const void* src, uint64_t bytes) {
     std::lock_guard lock(mutex_);
     const auto* from = static_cast<const uint8_t*>(src);
     for (uint64_t off = 0; off < bytes;) {
@@ -34,7 +35,7 @@ Status Staging::toDevice(hw::Channel& channel, uint64_t dst, const void* src, ui
         NVL_ASSIGN_OR_RETURN(Buffer * b, acquire());
         parallelMemcpy(b->memory->cpu(), from + off, n);
         const uint64_t staged = b->memory->va();
-        NVL_ASSIGN_OR_RETURN(uint64_t value, channel.submit(hw::copyDwords(n), [&](hw::PushWriter& w) {
+        NVL_ASSIGN_OR_RETURN(uint64_t value, stream.submit(channel, hw::copyDwords(n), [&](hw::PushWriter& w) {
             hw::copy(w, dst + off, staged, n);
         }));
         b->channel = &channel;
@@ -44,7 +45,7 @@ Status Staging::toDevice(hw::Channel& channel, uint64_t dst, const void* src, ui
     return kOk;
 }
 
-Status Staging::fromDevice(hw::Channel& channel, void* dst, uint64_t src, uint64_t bytes) {
+Status Staging::fromDevice(Stream& stream, hw::Channel& channel, void* dst, uint64_t src, uint64_t bytes) {
     std::lock_guard lock(mutex_);
     auto* to = static_cast<uint8_t*>(dst);
     struct Pending {
@@ -59,7 +60,7 @@ Status Staging::fromDevice(hw::Channel& channel, void* dst, uint64_t src, uint64
         NVL_ASSIGN_OR_RETURN(Buffer * b, acquire());
         const uint64_t staged = b->memory->va();
         const uint64_t from = src + issued;
-        NVL_ASSIGN_OR_RETURN(uint64_t value, channel.submit(hw::copyDwords(n), [&](hw::PushWriter& w) {
+        NVL_ASSIGN_OR_RETURN(uint64_t value, stream.submit(channel, hw::copyDwords(n), [&](hw::PushWriter& w) {
             hw::copy(w, staged, from, n);
         }));
         b->channel = &channel;

@@ -18,16 +18,18 @@ class Channel;
 namespace nvl::core {
 
 class Context;
+class Stream;
 
 class Staging {
 public:
     explicit Staging(Context& ctx) : ctx_(ctx) {}
     ~Staging();
 
+    // Copies in 'stream' on the copy channel 'channel'.
     // Returns once the source is in pinned buffers (the DMA may still run).
-    Status toDevice(hw::Channel& channel, uint64_t dst, const void* src, uint64_t bytes);
+    Status toDevice(Stream& stream, hw::Channel& channel, uint64_t dst, const void* src, uint64_t bytes);
     // Returns once the data is in 'dst'.
-    Status fromDevice(hw::Channel& channel, void* dst, uint64_t src, uint64_t bytes);
+    Status fromDevice(Stream& stream, hw::Channel& channel, void* dst, uint64_t src, uint64_t bytes);
 
     static constexpr size_t kBuffers = 4;
     static constexpr uint64_t kBufferSize = 8ull << 20;

@@ -60,6 +60,36 @@ constexpr MultiWordField NVCBC0_QMDV04_00_CONSTANT_BUFFER_ADDR_LOWER_SHIFTED6(ui
 constexpr MultiWordField NVCBC0_QMDV04_00_CONSTANT_BUFFER_ADDR_UPPER_SHIFTED6(uint32_t i) { return {1586 + i * 64, 1568 + i * 64}; }
 constexpr MultiWordField NVCBC0_QMDV04_00_CONSTANT_BUFFER_SIZE_SHIFTED4(uint32_t i) { return {1599 + i * 64, 1587 + i * 64}; }
 
+// Launch configuration fields the launch path writes.
+inline constexpr uint32_t NVCBC0_QMDV04_00_QMD_TYPE_GRID_CTA = 0x2;
+inline constexpr uint32_t NVCBC0_QMDV04_00_QMD_MAJOR_VERSION_4 = 0x4;
+inline constexpr MultiWordField NVCBC0_QMDV04_00_QMD_GROUP_ID{21, 16};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_SHADER_LOCAL_MEMORY_LOW_SIZE{535, 512};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_SASS_VERSION{543, 536};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_SHADER_LOCAL_MEMORY_HIGH_SIZE{567, 544};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_API_VISIBLE_CALL_LIMIT{568, 568};
+inline constexpr uint32_t NVCBC0_QMDV04_00_API_VISIBLE_CALL_LIMIT_NO_CHECK = 0x1;
+inline constexpr MultiWordField NVCBC0_QMDV04_00_SAMPLER_INDEX{569, 569};
+inline constexpr uint32_t NVCBC0_QMDV04_00_SAMPLER_INDEX_VIA_HEADER_INDEX = 0x1;
+inline constexpr MultiWordField NVCBC0_QMDV04_00_INVALIDATE_TEXTURE_HEADER_CACHE{602, 602};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_INVALIDATE_TEXTURE_SAMPLER_CACHE{603, 603};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_INVALIDATE_TEXTURE_DATA_CACHE{604, 604};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_INVALIDATE_SHADER_DATA_CACHE{605, 605};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_INVALIDATE_INSTRUCTION_CACHE{606, 606};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_INVALIDATE_SHADER_CONSTANT_CACHE{607, 607};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_MIN_SM_CONFIG_SHARED_MEM_SIZE{613, 608};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_MAX_SM_CONFIG_SHARED_MEM_SIZE{619, 614};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_TARGET_SM_CONFIG_SHARED_MEM_SIZE{625, 620};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_CWD_MEMBAR_TYPE{1137, 1136};
+inline constexpr uint32_t NVCBC0_QMDV04_00_CWD_MEMBAR_TYPE_L1_SYSMEMBAR = 0x1;
+inline constexpr MultiWordField NVCBC0_QMDV04_00_BARRIER_COUNT{1215, 1211};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_PROGRAM_PREFETCH_ADDR_LOWER_SHIFTED{1375, 1344};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_PROGRAM_PREFETCH_ADDR_UPPER_SHIFTED{1392, 1376};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_PROGRAM_PREFETCH_SIZE{1401, 1393};
+constexpr MultiWordField NVCBC0_QMDV04_00_RELEASE_MEMBAR_TYPE(uint32_t i) { return {323 + i * 16, 323 + i * 16}; }
+inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_MEMBAR_TYPE_FE_SYSMEMBAR = 0x1;
+constexpr MultiWordField NVCBC0_QMDV04_00_CONSTANT_BUFFER_INVALIDATE(uint32_t i) { return {419 + i * 4, 419 + i * 4}; }
+
 // Reads a multi-word field (at most 64 bits wide) from a QMD image.
 inline uint64_t qmdGet(const uint8_t* qmd, MultiWordField f) {
     uint64_t v = 0;

@@ -16,11 +16,13 @@
 namespace nvl::hw {
 namespace {
 
-// Layout of the channel's video-memory area.
+// Layout of the channel's video-memory area: GPFIFO ring, USERD, push-buffer
+// ring, and for compute channels a data ring (QMDs, constant buffers).
 constexpr uint32_t kEntries = 2048;                 // GPFIFO entries (8 bytes each)
 constexpr size_t kUserdOffset = kEntries * 8;       // USERD control page after the ring
 constexpr size_t kPushOffset = 64 * 1024;           // push-buffer ring after that
-constexpr size_t kAreaSize = 2 * 1024 * 1024;
+constexpr size_t kPushEnd = 2 * 1024 * 1024;
+constexpr size_t kComputeAreaSize = 8 * 1024 * 1024;  // data ring: the 6 MiB after the push ring
 constexpr uint64_t kUvmChannelVaSize = 64ull << 20;  // VA UVM may use for the channel's buffers
 
 }  // namespace
@@ -39,7 +41,8 @@ Status Channel::init(uint32_t hChannelGroup, uint32_t hContextShare, uint32_t en
     VideoMemoryOptions areaOpts;
     areaOpts.cpuMapped = true;
     areaOpts.contiguous = true;
-    NVL_ASSIGN_OR_RETURN(area_, gpu_.allocVideo(kAreaSize, areaOpts));
+    const size_t areaSize = kind_ == EngineKind::Compute ? kComputeAreaSize : kPushEnd;
+    NVL_ASSIGN_OR_RETURN(area_, gpu_.allocVideo(areaSize, areaOpts));
     auto* base = static_cast<uint8_t*>(area_->cpu());
     std::memset(base + kUserdOffset, 0, kPushOffset - kUserdOffset);
     ring_ = reinterpret_cast<volatile uint64_t*>(base);
@@ -47,7 +50,12 @@ Status Channel::init(uint32_t hChannelGroup, uint32_t hContextShare, uint32_t en
     entries_ = kEntries;
     push_ = reinterpret_cast<uint32_t*>(base + kPushOffset);
     pushVa_ = area_->va() + kPushOffset;
-    pushDwords_ = (kAreaSize - kPushOffset) / 4;
+    pushSpace_ = RingSpace((kPushEnd - kPushOffset) / 4);
+    if (areaSize > kPushEnd) {
+        data_ = base + kPushEnd;
+        dataVa_ = area_->va() + kPushEnd;
+        dataSpace_ = RingSpace(areaSize - kPushEnd);
+    }
 
     NVL_ASSIGN_OR_RETURN(semaphoreMemory_, gpu_.allocHost(4096));
     semaphore_ = static_cast<uint64_t*>(semaphoreMemory_->cpu());
@@ -111,26 +119,22 @@ Channel::~Channel() {
     if (uvmChannelVa_) gpu_.vaSpace().free(uvmChannelVa_, kUvmChannelVaSize);
 }
 
-Result<PushWriter> Channel::beginLocked(size_t dwords) {
-    if (dwords > pushDwords_ / 2) return Status(CUDA_ERROR_INVALID_VALUE, 0, "push segment too large");
-    size_t begin = pushHead_;
-    if (begin + dwords > pushDwords_) begin = 0;
-    // Reuse push-buffer space only once the GPU has finished the submissions that used it.
-    while (!inFlight_.empty()) {
-        const InFlight& f = inFlight_.front();
-        bool overlaps = f.begin < begin + dwords && begin < f.end;
-        if (isDone(f.value)) {
-            inFlight_.pop_front();
-        } else if (overlaps) {
-            NVL_TRY(wait(f.value));
-            inFlight_.pop_front();
-        } else {
-            break;
-        }
+Result<Channel::Reserved> Channel::beginLocked(size_t dwords, size_t dataBytes) {
+    auto done = [this](uint64_t v) { return isDone(v); };
+    auto waitFor = [this](uint64_t v) { return wait(v); };
+    Reserved r;
+    NVL_ASSIGN_OR_RETURN(size_t pushAt, pushSpace_.reserve(dwords, 1, done, waitFor));
+    if (dataBytes) {
+        if (!data_) return Status(CUDA_ERROR_INVALID_VALUE, 0, "channel has no data ring");
+        dataBytes = (dataBytes + kDataAlign - 1) & ~(kDataAlign - 1);
+        NVL_ASSIGN_OR_RETURN(r.dataOffset, dataSpace_.reserve(dataBytes, kDataAlign, done, waitFor));
+        r.dataBytes = dataBytes;
+        r.data = DataSlot{data_ + r.dataOffset, dataVa_ + r.dataOffset};
     }
     // And a GPFIFO slot the GPU has fetched.
     if (put_ >= entries_) NVL_TRY(wait(put_ - entries_ + 1));
-    return PushWriter(push_ + begin, dwords);
+    r.writer = PushWriter(push_ + pushAt, dwords);
+    return r;
 }
 
 void Channel::writeRelease(PushWriter& w, uint64_t value) {
@@ -156,7 +160,8 @@ void Channel::writeRelease(PushWriter& w, uint64_t value) {
     }
 }
 
-Result<uint64_t> Channel::endLocked(PushWriter& w) {
+Result<uint64_t> Channel::endLocked(Reserved& r) {
+    PushWriter& w = r.writer;
     const uint64_t value = lastSubmitted_.load(std::memory_order_relaxed) + 1;
     writeRelease(w, value);
 
@@ -169,8 +174,8 @@ Result<uint64_t> Channel::endLocked(PushWriter& w) {
                                nv::NVC86F_GP_ENTRY1_LENGTH.value(static_cast<uint32_t>(length)))
          << 32);
     ring_[put_ % entries_] = entry;
-    inFlight_.push_back({begin, begin + length, value});
-    pushHead_ = begin + length;
+    pushSpace_.commit(begin, length, value);
+    dataSpace_.commit(r.dataOffset, r.dataBytes, value);
     ++put_;
 
     storeFence();  // push buffer and ring entry before GP_PUT

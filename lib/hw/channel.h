@@ -9,7 +9,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -17,6 +16,7 @@
 #include "common/status.h"
 #include "hw/gpu.h"
 #include "hw/push_buffer.h"
+#include "hw/ring_space.h"
 
 namespace nvl::hw {
 
@@ -42,10 +42,23 @@ public:
     // value. 'fill' runs under the channel's submit lock.
     template <class Fill>
     Result<uint64_t> submit(size_t maxDwords, Fill&& fill) {
+        return submitWithData(maxDwords, 0, [&](PushWriter& w, const DataSlot&) { fill(w); });
+    }
+
+    // Room the GPU reads during a submission besides its methods (launch
+    // descriptors and constant buffers), in the channel's data ring.
+    struct DataSlot {
+        uint8_t* cpu = nullptr;  // write-combined: write it, never read it back
+        uint64_t va = 0;
+    };
+    // As submit(), with 'dataBytes' (256-byte aligned) of data-ring space
+    // for 'fill(PushWriter&, const DataSlot&)' to write.
+    template <class Fill>
+    Result<uint64_t> submitWithData(size_t maxDwords, size_t dataBytes, Fill&& fill) {
         std::lock_guard lock(submitMutex_);
-        NVL_ASSIGN_OR_RETURN(PushWriter w, beginLocked(maxDwords + kReleaseDwords));
-        fill(w);
-        return endLocked(w);
+        NVL_ASSIGN_OR_RETURN(Reserved r, beginLocked(maxDwords + kReleaseDwords, dataBytes));
+        fill(r.writer, r.data);
+        return endLocked(r);
     }
 
     // The timeline value the GPU has reached.
@@ -62,11 +75,18 @@ public:
 
 private:
     static constexpr size_t kReleaseDwords = 8;
+    static constexpr size_t kDataAlign = 256;
+
+    struct Reserved {
+        PushWriter writer;
+        DataSlot data;
+        size_t dataOffset = 0, dataBytes = 0;
+    };
 
     Channel(Gpu& gpu, EngineKind kind) : gpu_(gpu), kind_(kind) {}
     Status init(uint32_t hChannelGroup, uint32_t hContextShare, uint32_t engineType);
-    Result<PushWriter> beginLocked(size_t dwords);
-    Result<uint64_t> endLocked(PushWriter& w);
+    Result<Reserved> beginLocked(size_t dwords, size_t dataBytes);
+    Result<uint64_t> endLocked(Reserved& r);
     void writeRelease(PushWriter& w, uint64_t value);
 
     Gpu& gpu_;
@@ -89,18 +109,15 @@ private:
     uint32_t token_ = 0;
     uint32_t* push_ = nullptr;  // push-buffer ring (CPU view)
     uint64_t pushVa_ = 0;
-    size_t pushDwords_ = 0;
+    uint8_t* data_ = nullptr;   // data ring (CPU view), compute channels only
+    uint64_t dataVa_ = 0;
     uint64_t* semaphore_ = nullptr;
 
     std::mutex submitMutex_;
     uint64_t put_ = 0;                        // GPFIFO entries written
     std::atomic<uint64_t> lastSubmitted_{0};  // timeline value of the newest submission
-    size_t pushHead_ = 0;                     // next free dword in the push ring
-    struct InFlight {
-        size_t begin, end;  // dwords of the push ring
-        uint64_t value;
-    };
-    std::deque<InFlight> inFlight_;
+    RingSpace pushSpace_;                     // in dwords
+    RingSpace dataSpace_;                     // in bytes
 };
 
 }  // namespace nvl::hw

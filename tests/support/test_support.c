@@ -291,3 +291,9 @@ double ts_now(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+/* ------------------------------------------------------------------ kernels */
+
+/* NVRTC, nvcc and temporary files (ts_kernels.h): compiled into this object,
+ * the one support object the Makefile links into the C tests. */
+#include "support/ts_kernels.c"

@@ -8,6 +8,7 @@
  *   ts_ctx_setup / ts_ctx_teardown  a fresh context per test (cmocka fixtures)
  *   ts_malloc                       host buffers freed by ts_ctx_teardown
  *   ts_have_real_gpu                whether this machine has a real NVIDIA GPU
+ *   ts_compile_cubin/_ptx/_fatbin   kernels built at test time (ts_kernels.h)
  *
  * cmocka's assertions longjmp out of the test: call them (and assert_cu) from
  * the test's own thread only; worker threads record results instead.
@@ -126,5 +127,9 @@ double ts_now(void);
 #define TS_GiB ((size_t)1 << 30)
 
 #define TS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ------------------------------------------------------------------ kernels */
+
+#include "support/ts_kernels.h"
 
 #endif /* NVLITE_TESTS_SUPPORT_TEST_SUPPORT_H */

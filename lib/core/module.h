@@ -1,0 +1,103 @@
+// Modules and their kernels: a loaded image placed in the context's device
+// memory, its functions ready to launch, its globals.
+//
+// Like contexts, Module and Function objects are never freed: unloading
+// releases the GPU memory and leaves shells, so stale handles are answered
+// with CUDA_ERROR_INVALID_HANDLE instead of being dereferenced.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "hw/compute.h"
+#include "loader/image.h"
+#include "nvlite/cuda.h"
+
+namespace nvl::core {
+
+class Context;
+class Module;
+
+// The loader's descriptions, as the core hands them out.
+using JitOptions = loader::JitOptions;
+using KernelInfo = loader::Kernel;
+using ImageInfo = loader::Image;
+inline Status parseJitOptions(unsigned count, const CUjit_option* options, void** values, JitOptions* out) {
+    return loader::parseJitOptions(count, options, values, out);
+}
+
+class Function {
+public:
+    static Function* fromHandle(CUfunction f);
+    CUfunction handle() { return reinterpret_cast<CUfunction>(this); }
+
+    Module& module() const { return module_; }
+    const std::string& name() const { return kernel_.name; }
+    const loader::Kernel& kernel() const { return kernel_; }
+    const hw::KernelDescriptor& descriptor() const { return descriptor_; }
+    const hw::QmdV04& qmdTemplate() const { return qmd_; }
+    bool loaded() const;
+
+    // Attributes a program can set (cuFuncSetAttribute, cuFuncSetCacheConfig).
+    std::atomic<uint32_t> maxDynamicSharedBytes{0};
+    std::atomic<int> preferredCarveout{-1};
+    std::atomic<int> cacheConfig{CU_FUNC_CACHE_PREFER_NONE};
+
+    // Threads per block the kernel's registers allow (and its own limit).
+    uint32_t maxThreadsPerBlock() const;
+
+private:
+    friend class Module;
+    Function(Module& m, loader::Kernel k) : module_(m), kernel_(std::move(k)) {}
+
+    Module& module_;
+    loader::Kernel kernel_;
+    hw::KernelDescriptor descriptor_;
+    hw::QmdV04 qmd_;
+};
+
+class Module {
+public:
+    // Places 'image' in the context's memory and prepares its kernels.
+    static Result<Module*> load(Context& ctx, loader::Image image);
+    // Reads a cubin, fatbin or PTX (from memory or a file) for the context's
+    // GPU, then load()s it. 'jit' carries cuModuleLoadDataEx's options.
+    static Result<Module*> loadData(Context& ctx, const void* data, loader::JitOptions& jit);
+    static Result<Module*> loadFile(Context& ctx, const char* path, loader::JitOptions& jit);
+    static Module* fromHandle(CUmodule m);
+    CUmodule handle() { return reinterpret_cast<CUmodule>(this); }
+
+    Context& context() const { return ctx_; }
+    // Loaded and its context alive.
+    bool loaded() const;
+    const loader::Image& image() const { return image_; }
+    // Frees the module's device memory (after the work using it finishes).
+    Status unload();
+
+    Result<Function*> function(const char* name);
+    struct GlobalRange {
+        uint64_t address;
+        uint64_t bytes;
+    };
+    Result<GlobalRange> global(const char* name);
+
+private:
+    explicit Module(Context& ctx) : ctx_(ctx) {}
+    Status place(loader::Image image);
+
+    Context& ctx_;
+    std::atomic<bool> loaded_{false};
+    std::mutex mutex_;
+    loader::Image image_;
+    uint64_t base_ = 0;  // where the image lives (device heap)
+    std::vector<Function*> functions_;
+    std::map<std::string, GlobalRange> globals_;
+};
+
+}  // namespace nvl::core

@@ -1,0 +1,70 @@
+#include "core/occupancy.h"
+
+#include <algorithm>
+
+#include "core/context.h"
+#include "core/device.h"
+#include "core/module.h"
+#include "hw/compute.h"
+
+namespace nvl::core {
+namespace {
+
+struct SmLimits {
+    int maxThreads;
+    int maxBlocks;
+    int registers;
+    int sharedBytes;      // largest carveout
+    int reservedShared;   // per block
+};
+
+SmLimits limitsFor(const Device& d) {
+    const hw::GpuInfo& gi = d.info();
+    const int maxThreads = gi.maxWarpsPerSm ? static_cast<int>(gi.maxWarpsPerSm * 32) : 2048;
+    if (gi.smMajor >= 9) return {maxThreads, 32, 65536, 228 * 1024, 1024};
+    if (gi.smMajor == 8 && gi.smMinor == 0) return {maxThreads, 32, 65536, 164 * 1024, 1024};
+    return {maxThreads, gi.smMinor == 9 ? 24 : 16, 65536, 100 * 1024, 1024};
+}
+
+}  // namespace
+
+Result<int> maxActiveBlocksPerSm(const Function& f, int blockSize, size_t dynamicSmemBytes, unsigned flags) {
+    if (blockSize <= 0) return CUDA_ERROR_INVALID_VALUE;
+    if (flags & ~static_cast<unsigned>(CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)) return CUDA_ERROR_INVALID_VALUE;
+    if (static_cast<uint32_t>(blockSize) > f.maxThreadsPerBlock()) return 0;
+    const SmLimits sm = limitsFor(f.module().context().device());
+    const loader::Kernel& k = f.kernel();
+    const int warps = (blockSize + 31) / 32;
+    int blocks = std::min(sm.maxBlocks, sm.maxThreads / (warps * 32));
+    // Registers: 256-register units per warp, warps in groups of four per SM quadrant.
+    const int perWarp = ((std::max<int>(static_cast<int>(k.registers), 1) * 32 + 255) / 256) * 256;
+    const int warpsByRegs = (sm.registers / perWarp) / 4 * 4;
+    blocks = std::min(blocks, warpsByRegs / warps);
+    // Shared memory, 128-byte granules, with the per-block reservation.
+    const size_t smem = k.staticSharedBytes + dynamicSmemBytes;
+    const size_t perBlock = (smem + sm.reservedShared + 127) / 128 * 128;
+    if (perBlock > static_cast<size_t>(sm.sharedBytes)) return 0;
+    blocks = std::min<int>(blocks, static_cast<int>(sm.sharedBytes / perBlock));
+    return std::max(blocks, 0);
+}
+
+Result<PotentialBlockSize> maxPotentialBlockSize(const Function& f, CUoccupancyB2DSize smemForBlock,
+                                                 size_t dynamicSmemBytes, int blockSizeLimit, unsigned flags) {
+    const int smCount = static_cast<int>(f.module().context().device().info().smCount);
+    int limit = static_cast<int>(f.maxThreadsPerBlock());
+    if (blockSizeLimit > 0) limit = std::min(limit, blockSizeLimit);
+    PotentialBlockSize best{0, 0};
+    int bestOccupancy = -1;
+    for (int size = limit; size > 0; size = size > 32 ? (size - 1) / 32 * 32 : size - 1) {
+        const size_t smem = smemForBlock ? smemForBlock(size) : dynamicSmemBytes;
+        NVL_ASSIGN_OR_RETURN(int blocks, maxActiveBlocksPerSm(f, size, smem, flags));
+        const int occupancy = blocks * size;  // threads resident per SM
+        if (occupancy > bestOccupancy) {
+            bestOccupancy = occupancy;
+            best = {blocks * smCount, size};
+        }
+    }
+    return best;
+}
+
+}  // namespace nvl::core

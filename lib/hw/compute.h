@@ -1,0 +1,88 @@
+// Compute-engine work: kernel launches (constant bank 0 + QMD V04 in the
+// channel's data ring, then SEND_PCAS), local-memory configuration, cache
+// invalidation, and waits on other channels' timeline semaphores.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "hw/channel.h"
+#include "hw/push_buffer.h"
+#include "hw/qmd.h"
+
+namespace nvl::hw {
+
+struct ConstantBankBinding {
+    uint32_t index;
+    uint64_t va;
+    uint32_t bytes;
+};
+
+// What the launch path needs to know about a kernel, fixed once its module
+// is placed in GPU memory.
+struct KernelDescriptor {
+    uint64_t programVa = 0;
+    uint32_t programBytes = 0;
+    uint32_t registers = 0;
+    uint32_t barriers = 1;
+    uint32_t sharedWindowBytes = 0;  // static shared memory window, the SM's reserved part included
+    uint32_t paramBase = 0;   // where parameters start in constant bank 0
+    uint32_t cbuf0Bytes = 0;  // constant bank 0: driver area and parameters
+    std::vector<ConstantBankBinding> banks;  // module constant banks (not 0)
+};
+
+struct LaunchGeometry {
+    uint32_t grid[3];
+    uint32_t block[3];
+    uint32_t dynamicSharedBytes;
+};
+
+// Per-channel state the constant bank and the QMD refer to.
+struct ComputeState {
+    uint64_t sharedWindow = 0;
+    uint64_t localWindow = 0;
+    uint32_t localBytesPerThread = 0;  // what SET_SHADER_LOCAL_MEMORY provides
+    uint32_t smVersion = 0x90;         // SASS version, e.g. 0x90
+    uint32_t maxSmSharedKiB = 228;     // largest shared-memory carveout of the SM
+};
+
+class Launch {
+public:
+    // The QMD fields that depend on the kernel only.
+    static QmdV04 makeTemplate(const KernelDescriptor& k, const ComputeState& s);
+    // Bytes of data-ring space one launch of 'k' takes.
+    static size_t dataBytes(const KernelDescriptor& k);
+    // Writes constant bank 0 (driver area + 'params') and the QMD into
+    // 'slot'; returns the QMD's GPU address.
+    static uint64_t write(const Channel::DataSlot& slot, const QmdV04& tmpl, const KernelDescriptor& k,
+                          const LaunchGeometry& g, const void* params, size_t paramBytes, const ComputeState& s);
+    // The methods that start it.
+    static constexpr size_t kPushDwords = 4;
+    static void push(PushWriter& w, uint64_t qmdVa);
+    // Shared memory a block gets (the static window + dynamic).
+    static uint32_t sharedBytes(const KernelDescriptor& k, uint32_t dynamicSharedBytes);
+};
+
+// Methods that make the compute engine see new code, constants and data.
+constexpr size_t kInvalidateCachesDwords = 2;
+void invalidateShaderCaches(PushWriter& w);
+
+// Points the compute engine at a local-memory (stack) buffer.
+constexpr size_t kLocalMemoryDwords = 3 + 4;
+void setLocalMemory(PushWriter& w, uint64_t va, uint64_t bytesPerTpc);
+
+// Makes the channel wait until another channel's timeline reaches 'value'.
+constexpr size_t kWaitDwords = 6;
+void waitForSemaphore(PushWriter& w, uint64_t semaphoreVa, uint64_t value);
+
+// Local memory a GPU needs so that every thread can have 'bytesPerThread':
+// the per-TPC size SET_SHADER_LOCAL_MEMORY_NON_THROTTLED takes, and the total.
+struct LocalMemorySize {
+    uint64_t bytesPerTpc;
+    uint64_t totalBytes;
+};
+LocalMemorySize localMemorySize(uint32_t bytesPerThread, uint32_t maxWarpsPerSm, uint32_t smPerTpc,
+                                uint32_t maxTpcPerGpc, uint32_t gpcCount);
+
+}  // namespace nvl::hw

@@ -1,0 +1,80 @@
+// A validated view of an ELF64 image through libelf: sections with their
+// names and bytes, symbols, relocation entries. Nothing here knows CUDA.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "loader/bytes.h"
+
+struct Elf;  // libelf
+
+namespace nvl::loader {
+
+struct ElfSection {
+    uint32_t index = 0;
+    std::string name;
+    uint32_t type = 0;
+    uint64_t flags = 0;
+    uint64_t addr = 0;
+    uint64_t size = 0;       // sh_size (also for SHT_NOBITS)
+    uint64_t align = 0;      // sh_addralign (0 or 1: none)
+    uint32_t link = 0, info = 0;
+    Bytes data;              // the section's bytes; empty for SHT_NOBITS
+
+    bool nobits() const;
+    // Offset of 'value' (a symbol value or r_offset) inside the section: the
+    // value itself, or value - sh_addr when the section has an address.
+    uint64_t relative(uint64_t value) const { return addr != 0 && value >= addr ? value - addr : value; }
+};
+
+struct ElfSymbol {
+    std::string name;
+    uint32_t section = 0;    // st_shndx (0: undefined; >= SHN_LORESERVE: special)
+    uint64_t value = 0, size = 0;
+    uint8_t type = 0, bind = 0, other = 0;
+};
+
+struct ElfRelocation {
+    uint64_t offset;
+    uint32_t type;
+    uint32_t symbol;
+    int64_t addend;
+    bool explicitAddend;     // SHT_RELA
+};
+
+class ElfFile {
+public:
+    // Copies the bytes and checks the header, the section header table, every
+    // section's file range and names. CUDA_ERROR_INVALID_IMAGE when any is off.
+    static Result<std::unique_ptr<ElfFile>> open(Bytes bytes);
+    ~ElfFile();
+    ElfFile(const ElfFile&) = delete;
+    ElfFile& operator=(const ElfFile&) = delete;
+
+    const std::vector<ElfSection>& sections() const { return sections_; }
+    const ElfSection* section(uint32_t index) const {
+        return index < sections_.size() ? &sections_[index] : nullptr;
+    }
+    const ElfSection* find(const std::string& name) const;
+    // The SHT_SYMTAB symbols (index 0 is the null symbol); empty without one.
+    const std::vector<ElfSymbol>& symbols() const { return symbols_; }
+    uint32_t symtabIndex() const { return symtab_; }
+    // Entries of a SHT_REL or SHT_RELA section.
+    Result<std::vector<ElfRelocation>> relocations(const ElfSection& s) const;
+
+private:
+    ElfFile() = default;
+    Status load();
+
+    std::vector<char> buffer_;  // libelf reads this copy
+    ::Elf* elf_ = nullptr;
+    std::vector<ElfSection> sections_;
+    std::vector<ElfSymbol> symbols_;
+    uint32_t symtab_ = 0;
+};
+
+}  // namespace nvl::loader

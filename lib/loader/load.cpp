@@ -1,0 +1,159 @@
+// load() / loadFile(): recognise the input and route it to the cubin parser,
+// the fatbin selector or the PTX JIT.
+#include <elf.h>
+
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <string_view>
+
+#include "common/trace.h"
+#include "loader/cubin.h"
+#include "loader/fatbin.h"
+#include "loader/image.h"
+#include "loader/jit.h"
+
+namespace nvl::loader {
+
+namespace {
+
+enum class Format { Elf, Fatbin, Wrapper, Text };
+
+constexpr size_t kWrapperBytes = 16;  // {u32 magic, u32 version, const void* data}, then more we do not need
+constexpr size_t kMaxFileBytes = size_t{1} << 31;
+
+// Reads the magic byte by byte so that a short PTX string is not read past
+// its NUL when the size is unknown.
+Format detect(const uint8_t* p, size_t size) {
+    auto has = [&](const uint8_t (&magic)[4]) {
+        for (size_t i = 0; i < 4; ++i)
+            if (i >= size || p[i] != magic[i]) return false;
+        return true;
+    };
+    static constexpr uint8_t kElf[4] = {0x7f, 'E', 'L', 'F'};
+    static constexpr uint8_t kFatbin[4] = {0x50, 0xed, 0x55, 0xba};   // 0xBA55ED50 little-endian
+    static constexpr uint8_t kWrapper[4] = {0xb1, 0x43, 0x62, 0x46};  // 0x466243B1 little-endian
+    if (has(kElf)) return Format::Elf;
+    if (has(kFatbin)) return Format::Fatbin;
+    if (has(kWrapper)) return Format::Wrapper;
+    return Format::Text;
+}
+
+// PTX is text: anything with other control characters is not an image we know.
+bool looksLikeText(std::string_view s) {
+    if (s.empty()) return false;
+    for (unsigned char c : s)
+        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v') return false;
+    return true;
+}
+
+// SASS for sm_XY runs on X.Z for Z >= Y (the same major).
+bool runsOn(uint32_t binarySm, uint32_t gpuSm) { return binarySm / 10 == gpuSm / 10 && binarySm <= gpuSm; }
+
+Result<Image> fromCubin(Bytes elf, uint32_t sm, JitOptions& jit) {
+    NVL_ASSIGN_OR_RETURN(cubin::Header h, cubin::readHeader(elf));
+    if (h.type == ET_REL) {
+        if (trace::driver()) trace::print("loader: relocatable cubin, linking it with nvJitLink");
+        NVL_ASSIGN_OR_RETURN(auto linked, linkRelocatable(elf, sm, jit));
+        return cubin::parse(linked);
+    }
+    if (!runsOn(h.sm, sm)) {
+        if (trace::driver()) trace::print("loader: cubin is for sm_%u, the GPU is sm_%u", h.sm, sm);
+        return CUDA_ERROR_NO_BINARY_FOR_GPU;
+    }
+    return cubin::parse(elf);
+}
+
+Result<Image> fromPtx(std::string_view ptx, uint32_t sm, JitOptions& jit) {
+    if (!looksLikeText(ptx)) return CUDA_ERROR_INVALID_IMAGE;
+    NVL_ASSIGN_OR_RETURN(auto cubinBytes, compilePtx(ptx, sm, jit));
+    NVL_ASSIGN_OR_RETURN(Image image, cubin::parse(cubinBytes));
+    if (!runsOn(image.smVersion, sm)) return CUDA_ERROR_NO_BINARY_FOR_GPU;  // CU_JIT_TARGET for another GPU
+    return image;
+}
+
+Result<Image> fromFatbin(Bytes container, uint32_t sm, JitOptions& jit) {
+    NVL_ASSIGN_OR_RETURN(auto entries, fatbin::parse(container));
+    NVL_ASSIGN_OR_RETURN(const fatbin::Entry* e, fatbin::select(entries, sm, jit.preferBinary));
+    NVL_ASSIGN_OR_RETURN(auto payload, fatbin::contents(*e));
+    Result<Image> image = e->kind == fatbin::Kind::Elf
+                              ? fromCubin(payload, sm, jit)
+                              : fromPtx(std::string_view(reinterpret_cast<const char*>(payload.data()), payload.size()),
+                                        sm, jit);
+    if (image.ok() && e->kind == fatbin::Kind::Elf) image->archSpecific = e->archSpecific;
+    return image;
+}
+
+// The container a __fatBinC_Wrapper_t points to (an ELF there is accepted too).
+Result<Image> fromWrapper(const uint8_t* p, size_t size, uint32_t sm, JitOptions& jit) {
+    if (size != kUnknownSize && size < kWrapperBytes) return CUDA_ERROR_INVALID_IMAGE;
+    uint32_t version = readLe<uint32_t>(p + 4);
+    const uint8_t* inner = reinterpret_cast<const uint8_t*>(readLe<uintptr_t>(p + 8));
+    if ((version != 1 && version != 2) || !inner) return CUDA_ERROR_INVALID_IMAGE;
+    Format f = detect(inner, kUnknownSize);
+    if (f == Format::Fatbin) {
+        NVL_ASSIGN_OR_RETURN(size_t n, fatbin::measure(inner));
+        return fromFatbin(Bytes(inner, n), sm, jit);
+    }
+    if (f == Format::Elf) {
+        NVL_ASSIGN_OR_RETURN(size_t n, cubin::measure(inner));
+        return fromCubin(Bytes(inner, n), sm, jit);
+    }
+    return CUDA_ERROR_INVALID_IMAGE;
+}
+
+Result<Image> dispatch(const uint8_t* p, size_t size, uint32_t sm, JitOptions& jit) {
+    Format f = detect(p, size);
+    if (f == Format::Wrapper) return fromWrapper(p, size, sm, jit);
+    if (size == kUnknownSize) {
+        switch (f) {
+        case Format::Elf: { NVL_ASSIGN_OR_RETURN(size, cubin::measure(p)); break; }
+        case Format::Fatbin: { NVL_ASSIGN_OR_RETURN(size, fatbin::measure(p)); break; }
+        default: size = std::strlen(reinterpret_cast<const char*>(p)); break;
+        }
+    }
+    Bytes bytes(p, size);
+    switch (f) {
+    case Format::Elf: return fromCubin(bytes, sm, jit);
+    case Format::Fatbin: return fromFatbin(bytes, sm, jit);
+    default: {
+        std::string_view text(reinterpret_cast<const char*>(p), size);
+        return fromPtx(text.substr(0, text.find('\0')), sm, jit);
+    }
+    }
+}
+
+}  // namespace
+
+Result<Image> load(const void* data, size_t size, uint32_t smMajor, uint32_t smMinor, JitOptions& jit) {
+    try {
+        publish(jit, "", "", 0);  // nothing compiled unless the JIT runs
+        if (!data || size == 0) return CUDA_ERROR_INVALID_VALUE;
+        return dispatch(static_cast<const uint8_t*>(data), size, smMajor * 10 + smMinor, jit);
+    } catch (const std::bad_alloc&) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+}
+
+Result<Image> loadFile(const char* path, uint32_t smMajor, uint32_t smMinor, JitOptions& jit) {
+    try {
+        if (!path) return CUDA_ERROR_INVALID_VALUE;
+        std::FILE* f = std::fopen(path, "rb");
+        if (!f) return CUDA_ERROR_FILE_NOT_FOUND;
+        std::vector<uint8_t> bytes;
+        uint8_t chunk[65536];
+        size_t n;
+        while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0 && bytes.size() <= kMaxFileBytes)
+            bytes.insert(bytes.end(), chunk, chunk + n);
+        bool failed = std::ferror(f) != 0;
+        std::fclose(f);
+        if (failed) return CUDA_ERROR_FILE_NOT_FOUND;
+        if (bytes.size() > kMaxFileBytes) return CUDA_ERROR_INVALID_IMAGE;
+        if (bytes.empty()) return CUDA_ERROR_INVALID_IMAGE;
+        return load(bytes.data(), bytes.size(), smMajor, smMinor, jit);
+    } catch (const std::bad_alloc&) {
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+}
+
+}  // namespace nvl::loader
