@@ -113,7 +113,7 @@ NVL_EXPORT CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const 
 NVL_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const char* name) {
     return entry("cuModuleGetGlobal_v2", [&]() -> Status {
         NVL_TRY(core::requireCurrent().status());
-        if (!name) return CUDA_ERROR_INVALID_VALUE;
+        if (!name || (!dptr && !bytes)) return CUDA_ERROR_INVALID_VALUE;
         NVL_ASSIGN_OR_RETURN(Module * m, liveModule(hmod));
         NVL_ASSIGN_OR_RETURN(Module::GlobalRange g, m->global(name));
         if (dptr) *dptr = g.address;
@@ -143,8 +143,11 @@ NVL_EXPORT CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUf
         case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = static_cast<int>(f->maxThreadsPerBlock()); break;
         case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = static_cast<int>(k.staticSharedBytes); break;
         case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: {
+            // The program's __constant__ data (bank 3), not the compiler's banks.
+            constexpr uint32_t kUserConstantBank = 3;
             uint64_t bytes = 0;
-            for (const auto& b : k.banks) bytes += b.size;
+            for (const auto& b : k.banks)
+                if (b.bank == kUserConstantBank) bytes += b.size;
             *pi = static_cast<int>(bytes);
             break;
         }
@@ -206,7 +209,7 @@ NVL_EXPORT CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) 
 NVL_EXPORT CUresult cuFuncGetName(const char** name, CUfunction hfunc) {
     return entry("cuFuncGetName", [&]() -> Status {
         NVL_TRY(core::Runtime::get().checkInit());
-        if (!name) return CUDA_ERROR_INVALID_VALUE;
+        if (!name || !hfunc) return CUDA_ERROR_INVALID_VALUE;
         NVL_ASSIGN_OR_RETURN(Function * f, liveFunction(hfunc));
         *name = f->name().c_str();
         return kOk;

@@ -33,9 +33,13 @@ Status gatherParams(const Function& f, const LaunchRequest& r, uint8_t* out, siz
                 return CUDA_ERROR_INVALID_VALUE;
             }
         }
-        if (k.paramBytes == 0) return kOk;
-        if (!buffer || !haveSize || size < k.paramBytes) return CUDA_ERROR_INVALID_VALUE;
-        std::memcpy(out, buffer, k.paramBytes);
+        if (!haveSize) return k.paramBytes == 0 ? kOk : Status(CUDA_ERROR_INVALID_VALUE);
+        if (size && !buffer) return CUDA_ERROR_INVALID_VALUE;
+        // libcuda: a buffer larger than the parameters does not fit the launch;
+        // a shorter one fills the start.
+        if (size > k.paramBytes) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+        std::memset(out, 0, k.paramBytes);
+        if (size) std::memcpy(out, buffer, size);
         return kOk;
     }
     if (k.params.empty()) return kOk;
@@ -61,7 +65,9 @@ Status launchKernel(Context& ctx, Function& f, const LaunchRequest& r) {
     if (r.block[0] > 1024 || r.block[1] > 1024 || r.block[2] > 64) return CUDA_ERROR_INVALID_VALUE;
     const uint64_t threads = static_cast<uint64_t>(r.block[0]) * r.block[1] * r.block[2];
     if (threads > 1024) return CUDA_ERROR_INVALID_VALUE;
-    // And against the kernel's.
+    // And against the kernel's: its declared bound (__launch_bounds__) is an
+    // argument error, what its registers allow a resource one (as libcuda).
+    if (k.maxThreadsPerBlock && threads > k.maxThreadsPerBlock) return CUDA_ERROR_INVALID_VALUE;
     if (threads > f.maxThreadsPerBlock()) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
     if (k.requiredBlock[0] &&
         (r.block[0] != k.requiredBlock[0] || r.block[1] != k.requiredBlock[1] || r.block[2] != k.requiredBlock[2]))

@@ -39,12 +39,15 @@ bool Function::loaded() const { return module_.loaded(); }
 
 bool Module::loaded() const { return loaded_.load(std::memory_order_acquire) && ctx_.active(); }
 
-uint32_t Function::maxThreadsPerBlock() const {
+uint32_t Function::maxThreadsByRegisters() const {
     // Registers are handed to warps in units of 256, and warps to the SM's
     // four schedulers in groups of four.
     const uint32_t perWarp = ((std::max<uint32_t>(kernel_.registers, 1) * 32 + 255) / 256) * 256;
-    uint32_t byRegisters = (65536 / perWarp) / 4 * 4 * 32;
-    uint32_t limit = std::min<uint32_t>(1024, byRegisters);
+    return std::min<uint32_t>(1024, (65536 / perWarp) / 4 * 4 * 32);
+}
+
+uint32_t Function::maxThreadsPerBlock() const {
+    uint32_t limit = maxThreadsByRegisters();
     if (kernel_.maxThreadsPerBlock) limit = std::min(limit, kernel_.maxThreadsPerBlock);
     return limit;
 }
@@ -141,6 +144,7 @@ Status Module::unload() {
 
 Result<Function*> Module::function(const char* name) {
     if (!loaded()) return CUDA_ERROR_INVALID_HANDLE;
+    if (!*name) return CUDA_ERROR_INVALID_VALUE;
     for (Function* f : functions_)
         if (f->name() == name) return f;
     return CUDA_ERROR_NOT_FOUND;
@@ -149,8 +153,11 @@ Result<Function*> Module::function(const char* name) {
 Result<Module::GlobalRange> Module::global(const char* name) {
     if (!loaded()) return CUDA_ERROR_INVALID_HANDLE;
     auto it = globals_.find(name);
-    if (it == globals_.end()) return CUDA_ERROR_NOT_FOUND;
-    return it->second;
+    if (it != globals_.end()) return it->second;
+    // libcuda: a kernel's name is the wrong kind of symbol, not a missing one.
+    for (Function* f : functions_)
+        if (f->name() == name) return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_ERROR_NOT_FOUND;
 }
 
 }  // namespace nvl::core

@@ -51,6 +51,8 @@ public:
 
     // Threads per block the kernel's registers allow (and its own limit).
     uint32_t maxThreadsPerBlock() const;
+    // Threads per block its registers allow (1024 at most).
+    uint32_t maxThreadsByRegisters() const;
 
 private:
     friend class Module;

@@ -31,7 +31,10 @@ SmLimits limitsFor(const Device& d) {
 Result<int> maxActiveBlocksPerSm(const Function& f, int blockSize, size_t dynamicSmemBytes, unsigned flags) {
     if (blockSize <= 0) return CUDA_ERROR_INVALID_VALUE;
     if (flags & ~static_cast<unsigned>(CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)) return CUDA_ERROR_INVALID_VALUE;
-    if (static_cast<uint32_t>(blockSize) > f.maxThreadsPerBlock()) return 0;
+    // libcuda: what the registers allow counts, a __launch_bounds__ bound does not;
+    // dynamic shared memory beyond the function's limit gives no block at all.
+    if (static_cast<uint32_t>(blockSize) > f.maxThreadsByRegisters()) return 0;
+    if (dynamicSmemBytes > f.maxDynamicSharedBytes.load(std::memory_order_relaxed)) return 0;
     const SmLimits sm = limitsFor(f.module().context().device());
     const loader::Kernel& k = f.kernel();
     const int warps = (blockSize + 31) / 32;
@@ -51,6 +54,7 @@ Result<int> maxActiveBlocksPerSm(const Function& f, int blockSize, size_t dynami
 Result<PotentialBlockSize> maxPotentialBlockSize(const Function& f, CUoccupancyB2DSize smemForBlock,
                                                  size_t dynamicSmemBytes, int blockSizeLimit, unsigned flags) {
     const int smCount = static_cast<int>(f.module().context().device().info().smCount);
+    // The block-size search does keep to the kernel's own bound (libcuda).
     int limit = static_cast<int>(f.maxThreadsPerBlock());
     if (blockSizeLimit > 0) limit = std::min(limit, blockSizeLimit);
     PotentialBlockSize best{0, 0};
@@ -59,7 +63,7 @@ Result<PotentialBlockSize> maxPotentialBlockSize(const Function& f, CUoccupancyB
         const size_t smem = smemForBlock ? smemForBlock(size) : dynamicSmemBytes;
         NVL_ASSIGN_OR_RETURN(int blocks, maxActiveBlocksPerSm(f, size, smem, flags));
         const int occupancy = blocks * size;  // threads resident per SM
-        if (occupancy > bestOccupancy) {
+        if (blocks > 0 && occupancy > bestOccupancy) {
             bestOccupancy = occupancy;
             best = {blocks * smCount, size};
         }

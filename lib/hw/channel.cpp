@@ -131,8 +131,9 @@ Result<Channel::Reserved> Channel::beginLocked(size_t dwords, size_t dataBytes) 
         r.dataBytes = dataBytes;
         r.data = DataSlot{data_ + r.dataOffset, dataVa_ + r.dataOffset};
     }
-    // And a GPFIFO slot the GPU has fetched.
-    if (put_ >= entries_) NVL_TRY(wait(put_ - entries_ + 1));
+    // And a GPFIFO slot the GPU has fetched. At most entries - 1 may be
+    // outstanding: with all of them, GP_PUT would equal GP_GET (an empty ring).
+    if (put_ + 1 >= entries_) NVL_TRY(wait(put_ + 2 - entries_));
     r.writer = PushWriter(push_ + pushAt, dwords);
     return r;
 }

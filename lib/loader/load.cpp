@@ -118,7 +118,11 @@ Result<Image> dispatch(const uint8_t* p, size_t size, uint32_t sm, JitOptions& j
     case Format::Fatbin: return fromFatbin(bytes, sm, jit);
     default: {
         std::string_view text(reinterpret_cast<const char*>(p), size);
-        return fromPtx(text.substr(0, text.find('\0')), sm, jit);
+        text = text.substr(0, text.find('\0'));
+        // Text without PTX's .version directive is no image at all (libcuda:
+        // CUDA_ERROR_INVALID_IMAGE); real PTX that fails to compile is INVALID_PTX.
+        if (!looksLikeText(text) || text.find(".version") == std::string_view::npos) return CUDA_ERROR_INVALID_IMAGE;
+        return fromPtx(text, sm, jit);
     }
     }
 }

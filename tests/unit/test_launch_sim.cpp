@@ -14,16 +14,24 @@
 //   - launch limits answered with libcuda's codes before anything reaches
 //     the GPU (the sim's launch counter does not move).
 #include <elf.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <random>
+#include <thread>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/module.h"
 #include "defs/qmd_v04.h"
@@ -664,8 +672,9 @@ void test_qmd_program_address_in_module(void**) {
     std::set<uint64_t> seen;
     for (const char* name : kernels) {
         CUfunction f = fn(name);
-        std::vector<uint8_t> zeros(8192, 0);
-        size_t zsize = zeros.size();
+        // The parameter block exactly as large as the kernel's.
+        size_t zsize = nvl::core::Function::fromHandle(f)->kernel().paramBytes;
+        std::vector<uint8_t> zeros(zsize + 1, 0);
         void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, zeros.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &zsize,
                          CU_LAUNCH_PARAM_END};
         sim::LaunchRecord r = launchOne(f, {1, 1, 1}, {32, 1, 1}, 0, nullptr, extra, name);
@@ -919,22 +928,11 @@ void test_limits_geometry(void**) {
     launchOne(f, {1, 1, 1}, {1024, 1, 1}, 0, params, nullptr, "after the refusals");
 }
 
+// More threads than the kernel's registers allow: LAUNCH_OUT_OF_RESOURCES;
+// more than its __launch_bounds__: INVALID_VALUE (libcuda 580 on an H200,
+// tests/compat/expected/libcuda_modules.txt).
 void test_limits_registers_and_launch_bounds(void**) {
     requireKernels();
-    // __launch_bounds__(128).
-    CUfunction b = fn("k_bounded");
-    assert_int_equal(attr(b, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK), 128);
-    uint64_t p = 0x1000;
-    void* params[] = {&p};
-    {
-        NoLaunch guard;
-        assert_cu(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, cuLaunchKernel(b, 1, 1, 1, 129, 1, 1, 0, nullptr, params, nullptr));
-        assert_cu(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, cuLaunchKernel(b, 1, 1, 1, 16, 16, 1, 0, nullptr, params, nullptr));
-        guard.check("launch bounds");
-    }
-    launchOne(b, {4, 1, 1}, {128, 1, 1}, 0, params, nullptr, "k_bounded 128");
-    launchOne(b, {4, 1, 1}, {8, 4, 4}, 0, params, nullptr, "k_bounded 8x4x4");
-
     // Registers: a kernel holding 128 values live.
     CUfunction r = fn("k_regs");
     const int regs = attr(r, CU_FUNC_ATTRIBUTE_NUM_REGS);
@@ -957,6 +955,18 @@ void test_limits_registers_and_launch_bounds(void**) {
     }
     sim::LaunchRecord rec = launchOne(r, {1, 1, 1}, {static_cast<unsigned>(maxThreads), 1, 1}, 0, rp, nullptr, "k_regs max");
     assert_int_equal(q(rec, nv::NVCBC0_QMDV04_00_REGISTER_COUNT), regs);
+
+    // __launch_bounds__(128).
+    CUfunction b = fn("k_bounded");
+    assert_int_equal(attr(b, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK), 128);
+    uint64_t p = 0x1000;
+    void* params[] = {&p};
+    launchOne(b, {4, 1, 1}, {128, 1, 1}, 0, params, nullptr, "k_bounded 128");
+    launchOne(b, {4, 1, 1}, {8, 4, 4}, 0, params, nullptr, "k_bounded 8x4x4");
+    NoLaunch guard;
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(b, 1, 1, 1, 129, 1, 1, 0, nullptr, params, nullptr));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(b, 1, 1, 1, 16, 16, 1, 0, nullptr, params, nullptr));
+    guard.check("launch bounds");
 }
 
 void test_limits_dynamic_shared(void**) {
@@ -1022,32 +1032,157 @@ void test_limits_handles_and_params(void**) {
     assert_cu_ok(cuModuleUnload(m));
 
     NoLaunch guard;
+    CUresult r;
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuLaunchKernel(nullptr, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr));
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuLaunchKernel(stale, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr));
     // Parameters missing, or given twice.
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, params, extra));
-    // 'extra' without a size, or a buffer smaller than the parameters.
+    // 'extra' without a size, or with a key that is not one.
     void* noSize[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, v, CU_LAUNCH_PARAM_END};
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, noSize));
-    size_t small = sizeof v - 1;
-    void* tooSmall[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, v, CU_LAUNCH_PARAM_BUFFER_SIZE, &small, CU_LAUNCH_PARAM_END};
-    assert_cu(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, tooSmall));
+    void* unknown[] = {reinterpret_cast<void*>(7), nullptr, CU_LAUNCH_PARAM_END};
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, unknown));
     guard.check("bad handles and parameters");
+
+    // A function of another context (creating a context submits work of its own).
+    const uint64_t launchesBefore = sim::counters().launches;
+    CUcontext other = nullptr;
+    assert_cu_ok(cuCtxCreate(&other, nullptr, 0, S.dev));
+    r = cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr);
+    assert_cu_ok(cuCtxDestroy(other));
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, r);
+    assert_int_equal(sim::counters().launches, launchesBefore);
+    guard = NoLaunch();
 
     // No context current.
     CUcontext popped = nullptr;
     assert_cu_ok(cuCtxPopCurrent(&popped));
-    CUresult r = cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr);
+    r = cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr);
     assert_cu_ok(cuCtxPushCurrent(popped));
     assert_cu(CUDA_ERROR_INVALID_CONTEXT, r);
     guard.check("no context");
     launchOne(f, {1, 1, 1}, {1, 1, 1}, 0, params, nullptr, "after the refusals");
 }
 
+// An 'extra' buffer larger than the kernel's parameters: libcuda 580 answers
+// CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (tests/compat/expected/
+// libcuda_modules.txt: 64 bytes for an 8-byte parameter list). (A smaller
+// one it accepts; not tested.)
+void test_limits_extra_buffer_too_large(void**) {
+    requireKernels();
+    CUfunction f = fn("k_ptrs");
+    uint64_t v[8] = {};
+    size_t size = 64;  // k_ptrs takes 32 bytes
+    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, v, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+    NoLaunch guard;
+    assert_cu(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, extra));
+    guard.check("oversized extra buffer");
+}
+
+// ------------------------------------------------------------------ a flood of launches
+
+// More launches in a row than the channel's GPFIFO has entries (2048), with
+// no synchronisation: the library must wait for ring space without ever
+// filling the ring completely (GP_PUT == GP_GET reads as an empty ring, and
+// the GPU would stop with work queued while the CPU waits for it).
+// Runs in a child process (this binary, --launch-flood <cubin>): a hang
+// there is reported instead of hanging the suite.
+constexpr int kFloodLaunches = 30000;
+
+int floodChild(const char* cubinPath) {
+    setenv("NVLITE_DEVICE", "sim", 1);
+    CUcontext ctx = nullptr;
+    CUmodule m = nullptr;
+    CUfunction f = nullptr;
+    if (cuInit(0) || cuCtxCreate(&ctx, nullptr, 0, 0) || cuModuleLoad(&m, cubinPath) ||
+        cuModuleGetFunction(&f, m, "k_noparams")) {
+        fprintf(stderr, "flood: setup failed\n");
+        return 2;
+    }
+    std::atomic<int> launched{0};
+    std::atomic<bool> finished{false};
+    std::thread watchdog([&] {
+        int last = -1;
+        auto since = std::chrono::steady_clock::now();
+        while (!finished.load()) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            const int now = launched.load();
+            if (now != last) {
+                last = now;
+                since = std::chrono::steady_clock::now();
+                continue;
+            }
+            if (std::chrono::steady_clock::now() - since < std::chrono::seconds(5)) continue;
+            fprintf(stderr, "flood: no progress for 5 s after %d launches (the sim ran %llu)\n", now,
+                    static_cast<unsigned long long>(sim::counters().launches));
+            for (const sim::ChannelInfo& c : sim::channels())
+                fprintf(stderr, "flood: channel 0x%x: GP_GET %u GP_PUT %u waiting=%d faulted=%d\n", c.hChannel,
+                        c.gpGet, c.gpPut, c.waiting, c.faulted);
+            fflush(stderr);
+            _exit(3);
+        }
+    });
+    for (int i = 0; i < kFloodLaunches; ++i) {
+        CUresult r = cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr);
+        if (r != CUDA_SUCCESS) {
+            fprintf(stderr, "flood: launch %d returned %s\n", i, cuName(r));
+            _exit(4);
+        }
+        launched.store(i + 1);
+    }
+    CUresult r = cuCtxSynchronize();
+    launched.store(kFloodLaunches + 1);
+    finished.store(true);
+    watchdog.join();
+    if (r != CUDA_SUCCESS) {
+        fprintf(stderr, "flood: cuCtxSynchronize returned %s\n", cuName(r));
+        return 5;
+    }
+    const uint64_t ran = sim::counters().launches;
+    if (ran != static_cast<uint64_t>(kFloodLaunches)) {
+        fprintf(stderr, "flood: the sim ran %llu launches\n", static_cast<unsigned long long>(ran));
+        return 6;
+    }
+    return 0;
+}
+
+void test_launch_flood_beyond_gpfifo(void**) {
+    requireKernels();
+    char* path = ts_temp_write("flood.cubin", S.cubin.data(), S.cubin.size());
+    assert_non_null(path);
+    char self[4096];
+    const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    assert_true(len > 0);
+    self[len] = 0;
+    char arg[] = "--launch-flood";
+    char* argv[] = {self, arg, path, nullptr};
+    pid_t pid = 0;
+    const int rc = posix_spawn(&pid, self, nullptr, nullptr, argv, environ);
+    assert_int_equal(rc, 0);
+    int status = 0;
+    bool exited = false;
+    for (int i = 0; i < 600 && !exited; ++i) {  // 60 s: it takes about 2 s
+        exited = waitpid(pid, &status, WNOHANG) == pid;
+        if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    free(path);
+    if (!exited) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        fail_msg("%d launches without synchronisation: the child did not finish in 60 s", kFloodLaunches);
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("%d launches without synchronisation: the child %s %d (3: the launches stopped making progress: "
+                 "see its output above)",
+                 kFloodLaunches, WIFEXITED(status) ? "exited with" : "died of signal",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    if (argc == 3 && strcmp(argv[1], "--launch-flood") == 0) return floodChild(argv[2]);
     // The simulated driver, whatever the environment says.
     setenv("NVLITE_DEVICE", "sim", 1);
     const struct CMUnitTest tests[] = {
@@ -1071,6 +1206,8 @@ int main() {
         cmocka_unit_test(test_limits_registers_and_launch_bounds),
         cmocka_unit_test(test_limits_dynamic_shared),
         cmocka_unit_test(test_limits_handles_and_params),
+        cmocka_unit_test(test_limits_extra_buffer_too_large),
+        cmocka_unit_test(test_launch_flood_beyond_gpfifo),
     };
     return cmocka_run_group_tests_name("launch_sim", tests, groupSetup, groupTeardown);
 }
