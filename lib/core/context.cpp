@@ -88,6 +88,7 @@ hw::ComputeState Context::computeState() const {
     s.localBytesPerThread = localBytesPerThread_.load(std::memory_order_acquire);
     s.smVersion = (gi.smMajor << 4) | gi.smMinor;
     s.maxSmSharedKiB = gi.smMajor >= 9 ? 228 : gi.smMajor == 8 && gi.smMinor == 0 ? 164 : 100;
+    s.qmd = &hw::qmdLayoutFor(gi.computeClass);
     return s;
 }
 

@@ -88,7 +88,7 @@ Status launchKernel(Context& ctx, Function& f, const LaunchRequest& r) {
     const bool invalidate = ctx.takeCodeChanged();
     hw::Channel& compute = ctx.channels().compute();
     Result<uint64_t> value = ctx.nullStream().submitWithData(
-        compute, hw::Launch::kPushDwords + hw::kInvalidateCachesDwords, hw::Launch::dataBytes(d),
+        compute, hw::Launch::kPushDwords + hw::kInvalidateCachesDwords, hw::Launch::dataBytes(d, state),
         [&](hw::PushWriter& w, const hw::Channel::DataSlot& slot) {
             if (invalidate) hw::invalidateShaderCaches(w);
             const uint64_t qmd = hw::Launch::write(slot, f.qmdTemplate(), d, g, params, paramBytes, state);

@@ -41,7 +41,7 @@ public:
     const std::string& name() const { return kernel_.name; }
     const loader::Kernel& kernel() const { return kernel_; }
     const hw::KernelDescriptor& descriptor() const { return descriptor_; }
-    const hw::QmdV04& qmdTemplate() const { return qmd_; }
+    const hw::Qmd& qmdTemplate() const { return qmd_; }
     bool loaded() const;
 
     // Attributes a program can set (cuFuncSetAttribute, cuFuncSetCacheConfig).
@@ -61,7 +61,7 @@ private:
     Module& module_;
     loader::Kernel kernel_;
     hw::KernelDescriptor descriptor_;
-    hw::QmdV04 qmd_;
+    hw::Qmd qmd_;
 };
 
 class Module {

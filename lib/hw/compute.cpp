@@ -5,6 +5,7 @@
 
 #include "defs/compute_cbc0.h"
 #include "defs/host_c86f.h"
+#include "defs/rm_classes.h"
 
 namespace nvl::hw {
 namespace {
@@ -29,51 +30,58 @@ uint32_t Launch::sharedBytes(const KernelDescriptor& k, uint32_t dynamicSharedBy
     return static_cast<uint32_t>(align(k.sharedWindowBytes + dynamicSharedBytes, 128));
 }
 
-size_t Launch::dataBytes(const KernelDescriptor& k) { return align(k.cbuf0Bytes, 256) + QmdV04::kBytes; }
+size_t Launch::dataBytes(const KernelDescriptor& k, const ComputeState& s) {
+    return align(k.cbuf0Bytes, 256) + s.qmd->bytes;
+}
 
-QmdV04 Launch::makeTemplate(const KernelDescriptor& k, const ComputeState& s) {
-    using namespace nv;
-    QmdV04 q;
-    q.set(NVCBC0_QMDV04_00_QMD_MAJOR_VERSION, NVCBC0_QMDV04_00_QMD_MAJOR_VERSION_4);
-    q.set(NVCBC0_QMDV04_00_QMD_TYPE, NVCBC0_QMDV04_00_QMD_TYPE_GRID_CTA);
-    q.set(NVCBC0_QMDV04_00_QMD_GROUP_ID, 0x3f);
-    q.set(NVCBC0_QMDV04_00_SASS_VERSION, s.smVersion);
-    q.set(NVCBC0_QMDV04_00_PROGRAM_ADDRESS_LOWER, k.programVa & 0xffffffffu);
-    q.set(NVCBC0_QMDV04_00_PROGRAM_ADDRESS_UPPER, k.programVa >> 32);
-    q.set(NVCBC0_QMDV04_00_PROGRAM_PREFETCH_ADDR_LOWER_SHIFTED, (k.programVa >> 8) & 0xffffffffu);
-    q.set(NVCBC0_QMDV04_00_PROGRAM_PREFETCH_ADDR_UPPER_SHIFTED, k.programVa >> 40);
-    q.set(NVCBC0_QMDV04_00_PROGRAM_PREFETCH_SIZE, std::min<uint32_t>(k.programBytes >> 8, 0x1ff));
-    q.set(NVCBC0_QMDV04_00_REGISTER_COUNT, k.registers);
-    q.set(NVCBC0_QMDV04_00_BARRIER_COUNT, std::max<uint32_t>(k.barriers, 1));
-    q.set(NVCBC0_QMDV04_00_API_VISIBLE_CALL_LIMIT, NVCBC0_QMDV04_00_API_VISIBLE_CALL_LIMIT_NO_CHECK);
-    q.set(NVCBC0_QMDV04_00_SAMPLER_INDEX, NVCBC0_QMDV04_00_SAMPLER_INDEX_VIA_HEADER_INDEX);
+const QmdLayout& qmdLayoutFor(uint32_t computeClass) {
+    return computeClass == nv::HOPPER_COMPUTE_A ? kQmdV04 : kQmdV03;
+}
+
+Qmd Launch::makeTemplate(const KernelDescriptor& k, const ComputeState& s) {
+    const QmdLayout& l = *s.qmd;
+    Qmd q;
+    q.set(l.majorVersion, l.majorVersionValue);
+    if (l.hasQmdType) q.set(l.qmdType, l.qmdTypeGridCta);
+    if (l.hasGlobalCaching) q.set(l.smGlobalCaching, 1);
+    q.set(l.groupId, 0x3f);
+    q.set(l.sassVersion, s.smVersion);
+    q.set(l.programLower, k.programVa & 0xffffffffu);
+    q.set(l.programUpper, k.programVa >> 32);
+    q.set(l.prefetchLowerShifted, (k.programVa >> 8) & 0xffffffffu);
+    q.set(l.prefetchUpperShifted, k.programVa >> 40);
+    q.set(l.prefetchSize, std::min<uint32_t>(k.programBytes >> 8, 0x1ff));
+    q.set(l.registerCount, k.registers);
+    q.set(l.barrierCount, std::max<uint32_t>(k.barriers, 1));
+    q.set(l.apiVisibleCallLimit, 1);  // NO_CHECK
+    q.set(l.samplerIndex, 1);         // VIA_HEADER_INDEX
     // Copies and earlier kernels wrote memory this one may read: start clean.
-    q.set(NVCBC0_QMDV04_00_INVALIDATE_TEXTURE_HEADER_CACHE, 1);
-    q.set(NVCBC0_QMDV04_00_INVALIDATE_TEXTURE_SAMPLER_CACHE, 1);
-    q.set(NVCBC0_QMDV04_00_INVALIDATE_TEXTURE_DATA_CACHE, 1);
-    q.set(NVCBC0_QMDV04_00_INVALIDATE_SHADER_DATA_CACHE, 1);
+    q.set(l.invalidateTextureHeader, 1);
+    q.set(l.invalidateTextureSampler, 1);
+    q.set(l.invalidateTextureData, 1);
+    q.set(l.invalidateShaderData, 1);
     // Its writes reach system memory before the grid counts as done.
-    q.set(NVCBC0_QMDV04_00_CWD_MEMBAR_TYPE, NVCBC0_QMDV04_00_CWD_MEMBAR_TYPE_L1_SYSMEMBAR);
-    q.set(NVCBC0_QMDV04_00_MAX_SM_CONFIG_SHARED_MEM_SIZE, smConfig(s.maxSmSharedKiB));
+    q.set(l.cwdMembarType, l.cwdMembarSysmembar);
+    q.set(l.maxSmConfig, smConfig(s.maxSmSharedKiB));
     // Constant bank 0 moves every launch: never serve it from the cache.
-    q.set(NVCBC0_QMDV04_00_CONSTANT_BUFFER_VALID(0), 1);
-    q.set(NVCBC0_QMDV04_00_CONSTANT_BUFFER_INVALIDATE(0), 1);
-    q.set(NVCBC0_QMDV04_00_CONSTANT_BUFFER_SIZE_SHIFTED4(0), align(k.cbuf0Bytes, 16) >> 4);
+    q.set(l.cbufValid(0), 1);
+    q.set(l.cbufInvalidate(0), 1);
+    q.set(l.cbufSizeShifted4(0), align(k.cbuf0Bytes, 16) >> 4);
     for (const ConstantBankBinding& b : k.banks) {
-        q.set(NVCBC0_QMDV04_00_CONSTANT_BUFFER_VALID(b.index), 1);
+        q.set(l.cbufValid(b.index), 1);
         // __constant__ data can be rewritten between launches by plain copies.
-        q.set(NVCBC0_QMDV04_00_CONSTANT_BUFFER_INVALIDATE(b.index), 1);
-        q.set(NVCBC0_QMDV04_00_CONSTANT_BUFFER_ADDR_LOWER_SHIFTED6(b.index), (b.va >> 6) & 0xffffffffu);
-        q.set(NVCBC0_QMDV04_00_CONSTANT_BUFFER_ADDR_UPPER_SHIFTED6(b.index), b.va >> 38);
-        q.set(NVCBC0_QMDV04_00_CONSTANT_BUFFER_SIZE_SHIFTED4(b.index), align(b.bytes, 16) >> 4);
+        q.set(l.cbufInvalidate(b.index), 1);
+        q.set(l.cbufAddrLower(b.index), (b.va >> l.cbufAddrShift) & 0xffffffffu);
+        q.set(l.cbufAddrUpper(b.index), b.va >> (32 + l.cbufAddrShift));
+        q.set(l.cbufSizeShifted4(b.index), align(b.bytes, 16) >> 4);
     }
     return q;
 }
 
-uint64_t Launch::write(const Channel::DataSlot& slot, const QmdV04& tmpl, const KernelDescriptor& k,
+uint64_t Launch::write(const Channel::DataSlot& slot, const Qmd& tmpl, const KernelDescriptor& k,
                        const LaunchGeometry& g, const void* params, size_t paramBytes, const ComputeState& s) {
-    using namespace nv;
-    // Constant bank 0 first (64-byte aligned: the QMD takes its address >> 6).
+    const QmdLayout& l = *s.qmd;
+    // Constant bank 0 first (64-byte aligned: V04 takes its address >> 6).
     uint32_t driver[kCbufStackTop / 4 + 2] = {};
     driver[kCbufBlockDim / 4 + 0] = g.block[0];
     driver[kCbufBlockDim / 4 + 1] = g.block[1];
@@ -92,28 +100,28 @@ uint64_t Launch::write(const Channel::DataSlot& slot, const QmdV04& tmpl, const 
     if (paramBytes) std::memcpy(cbuf + k.paramBase, params, paramBytes);
 
     // Then the QMD, 256-byte aligned after it (SEND_PCAS_A takes its address >> 8).
-    QmdV04 q = tmpl;
-    q.set(NVCBC0_QMDV04_00_GRID_WIDTH, g.grid[0]);
-    q.set(NVCBC0_QMDV04_00_GRID_HEIGHT, g.grid[1]);
-    q.set(NVCBC0_QMDV04_00_GRID_DEPTH, g.grid[2]);
-    q.set(NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION0, g.block[0]);
-    q.set(NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION1, g.block[1]);
-    q.set(NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION2, g.block[2]);
+    Qmd q = tmpl;
+    q.set(l.gridWidth, g.grid[0]);
+    q.set(l.gridHeight, g.grid[1]);
+    q.set(l.gridDepth, g.grid[2]);
+    q.set(l.ctaDim0, g.block[0]);
+    q.set(l.ctaDim1, g.block[1]);
+    q.set(l.ctaDim2, g.block[2]);
     const uint32_t shared = sharedBytes(k, g.dynamicSharedBytes);
-    q.set(NVCBC0_QMDV04_00_SHARED_MEMORY_SIZE, shared);
+    q.set(l.sharedMemorySize, shared);
     uint32_t carveout = s.maxSmSharedKiB;
     for (uint32_t kib : kCarveoutsKiB)
         if (kib * 1024 >= shared && kib <= s.maxSmSharedKiB) {
             carveout = kib;
             break;
         }
-    q.set(NVCBC0_QMDV04_00_MIN_SM_CONFIG_SHARED_MEM_SIZE, smConfig(carveout));
-    q.set(NVCBC0_QMDV04_00_TARGET_SM_CONFIG_SHARED_MEM_SIZE, smConfig(carveout));
-    q.set(NVCBC0_QMDV04_00_SHADER_LOCAL_MEMORY_HIGH_SIZE, s.localBytesPerThread);
-    q.set(NVCBC0_QMDV04_00_CONSTANT_BUFFER_ADDR_LOWER_SHIFTED6(0), (slot.va >> 6) & 0xffffffffu);
-    q.set(NVCBC0_QMDV04_00_CONSTANT_BUFFER_ADDR_UPPER_SHIFTED6(0), slot.va >> 38);
+    q.set(l.minSmConfig, smConfig(carveout));
+    q.set(l.targetSmConfig, smConfig(carveout));
+    q.set(l.localMemoryHighSize, s.localBytesPerThread);
+    q.set(l.cbufAddrLower(0), (slot.va >> l.cbufAddrShift) & 0xffffffffu);
+    q.set(l.cbufAddrUpper(0), slot.va >> (32 + l.cbufAddrShift));
     const size_t qmdOffset = align(k.cbuf0Bytes, 256);
-    q.copyTo(slot.cpu + qmdOffset);
+    q.copyTo(slot.cpu + qmdOffset, l.bytes);
     return slot.va + qmdOffset;
 }
 

@@ -45,17 +45,18 @@ struct ComputeState {
     uint32_t localBytesPerThread = 0;  // what SET_SHADER_LOCAL_MEMORY provides
     uint32_t smVersion = 0x90;         // SASS version, e.g. 0x90
     uint32_t maxSmSharedKiB = 228;     // largest shared-memory carveout of the SM
+    const QmdLayout* qmd = &kQmdV04;   // the compute class's QMD version
 };
 
 class Launch {
 public:
     // The QMD fields that depend on the kernel only.
-    static QmdV04 makeTemplate(const KernelDescriptor& k, const ComputeState& s);
+    static Qmd makeTemplate(const KernelDescriptor& k, const ComputeState& s);
     // Bytes of data-ring space one launch of 'k' takes.
-    static size_t dataBytes(const KernelDescriptor& k);
+    static size_t dataBytes(const KernelDescriptor& k, const ComputeState& s);
     // Writes constant bank 0 (driver area + 'params') and the QMD into
     // 'slot'; returns the QMD's GPU address.
-    static uint64_t write(const Channel::DataSlot& slot, const QmdV04& tmpl, const KernelDescriptor& k,
+    static uint64_t write(const Channel::DataSlot& slot, const Qmd& tmpl, const KernelDescriptor& k,
                           const LaunchGeometry& g, const void* params, size_t paramBytes, const ComputeState& s);
     // The methods that start it.
     static constexpr size_t kPushDwords = 4;

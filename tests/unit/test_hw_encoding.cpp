@@ -1,20 +1,23 @@
 // Unit tests of the hardware layer's encoders: push-buffer method headers
 // and copy-engine work, checked against the method format written out
 // independently (bit arithmetic, not our BitField helpers).
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-
-extern "C" {
-#include <cmocka.h>
-}
 
 #include <vector>
 
 #include "defs/copy_c8b5.h"
+#include "hw/compute.h"
 #include "hw/copy_engine.h"
 #include "hw/push_buffer.h"
+
+// cmocka last: it declares its functions without extern "C", and its macros
+// clash with the standard library headers.
+#include <setjmp.h>
+#include <stdarg.h>
+extern "C" {
+#include <cmocka.h>
+}
 
 using namespace nvl;
 
@@ -125,6 +128,74 @@ void test_fill_uses_remap_with_element_size(void**) {
     }
 }
 
+// Reads bits hi:lo of a little-endian QMD image (independent of Qmd::get).
+uint64_t bits(const std::vector<uint8_t>& q, uint32_t hi, uint32_t lo) {
+    uint64_t v = 0;
+    for (uint32_t b = hi + 1; b-- > lo;) v = (v << 1) | ((q[b / 8] >> (b % 8)) & 1);
+    return v;
+}
+
+// One launch written for each QMD version, read back at the bit positions
+// NVIDIA's class headers give (clcbc0qmd.h for V04, clc6c0qmd.h for V03).
+void test_qmd_versions_place_fields(void**) {
+    hw::KernelDescriptor k;
+    k.programVa = 0x1234567800ull;
+    k.programBytes = 0x1200;
+    k.registers = 40;
+    k.sharedWindowBytes = 1024 + 2048;
+    k.paramBase = 0x210;
+    k.cbuf0Bytes = 0x210 + 24;
+    k.banks.push_back({3, 0x1000a00000ull, 200});
+    const hw::LaunchGeometry g{{70000, 3, 5}, {128, 2, 4}, 4096};
+    for (const hw::QmdLayout* layout : {&hw::kQmdV04, &hw::kQmdV03}) {
+        hw::ComputeState s;
+        s.qmd = layout;
+        s.localBytesPerThread = 0x260;
+        s.smVersion = layout == &hw::kQmdV04 ? 0x90 : 0x86;
+        s.maxSmSharedKiB = layout == &hw::kQmdV04 ? 228 : 100;
+        std::vector<uint8_t> slot(hw::Launch::dataBytes(k, s), 0xee);
+        const uint64_t slotVa = 0x1000200000ull;
+        const uint8_t params[24] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24};
+        const uint64_t qmdVa = hw::Launch::write({slot.data(), slotVa}, hw::Launch::makeTemplate(k, s), k, g, params,
+                                                 sizeof params, s);
+        assert_int_equal(qmdVa % 256, 0);
+        std::vector<uint8_t> q(slot.begin() + static_cast<long>(qmdVa - slotVa), slot.end());
+        assert_int_equal(q.size(), layout->bytes);
+        assert_memory_equal(slot.data() + 0x210, params, sizeof params);
+        if (layout == &hw::kQmdV04) {
+            assert_int_equal(bits(q, 583, 580), 4);             // QMD_MAJOR_VERSION
+            assert_int_equal(bits(q, 25, 23), 2);               // QMD_TYPE GRID_CTA
+            assert_int_equal(bits(q, 1055, 1024), 70000);       // GRID_WIDTH
+            assert_int_equal(bits(q, 1103, 1088), 5);           // GRID_DEPTH
+            assert_int_equal(bits(q, 1183, 1168), 2);           // CTA_THREAD_DIMENSION1
+            assert_int_equal(bits(q, 1208, 1200), 40);          // REGISTER_COUNT
+            assert_int_equal(bits(q, 1247, 1216), 0x34567800);  // PROGRAM_ADDRESS_LOWER
+            assert_int_equal(bits(q, 1567, 1536), slotVa >> 6); // CONSTANT_BUFFER_ADDR_LOWER_SHIFTED6(0)
+            assert_int_equal(bits(q, 416 + 3 * 4, 416 + 3 * 4), 1);  // CONSTANT_BUFFER_VALID(3)
+            assert_int_equal(bits(q, 1567 + 3 * 64, 1536 + 3 * 64), 0x1000a00000ull >> 6);
+            assert_int_equal(bits(q, 601, 584), 1024 + 2048 + 4096);  // SHARED_MEMORY_SIZE
+            assert_int_equal(bits(q, 567, 544), 0x260);         // SHADER_LOCAL_MEMORY_HIGH_SIZE
+            assert_int_equal(bits(q, 543, 536), 0x90);          // SASS_VERSION
+        } else {
+            assert_int_equal(bits(q, 583, 580), 3);             // QMD_MAJOR_VERSION
+            assert_int_equal(bits(q, 134, 134), 1);             // SM_GLOBAL_CACHING_ENABLE
+            assert_int_equal(bits(q, 415, 384), 70000);         // CTA_RASTER_WIDTH
+            assert_int_equal(bits(q, 463, 448), 5);             // CTA_RASTER_DEPTH
+            assert_int_equal(bits(q, 623, 608), 2);             // CTA_THREAD_DIMENSION1
+            assert_int_equal(bits(q, 656, 648), 40);            // REGISTER_COUNT_V
+            assert_int_equal(bits(q, 1567, 1536), 0x34567800);  // PROGRAM_ADDRESS_LOWER
+            assert_int_equal(bits(q, 1055, 1024), slotVa & 0xffffffffu);  // CONSTANT_BUFFER_ADDR_LOWER(0)
+            assert_int_equal(bits(q, 640 + 3, 640 + 3), 1);     // CONSTANT_BUFFER_VALID(3)
+            assert_int_equal(bits(q, 1055 + 3 * 64, 1024 + 3 * 64), 0x00a00000);
+            assert_int_equal(bits(q, 1072 + 3 * 64, 1056 + 3 * 64), 0x10);
+            assert_int_equal(bits(q, 561, 544), 1024 + 2048 + 4096);  // SHARED_MEMORY_SIZE
+            assert_int_equal(bits(q, 1623, 1600), 0x260);       // SHADER_LOCAL_MEMORY_HIGH_SIZE
+            assert_int_equal(bits(q, 1663, 1656), 0x86);        // SASS_VERSION
+            assert_int_equal(bits(q, 574, 569), 100 / 4 + 1);   // MAX_SM_CONFIG_SHARED_MEM_SIZE
+        }
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -133,6 +204,7 @@ int main() {
         cmocka_unit_test(test_non_incrementing_and_immediate),
         cmocka_unit_test(test_copy_splits_large_copies),
         cmocka_unit_test(test_fill_uses_remap_with_element_size),
+        cmocka_unit_test(test_qmd_versions_place_fields),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
