@@ -17,51 +17,7 @@
 
 #include "nvlite/cuda.h"
 
-static const char* rname(CUresult r) {
-    const char* s = NULL;
-    if (cuGetErrorName(r, &s) != CUDA_SUCCESS || !s) {
-        static char buf[32];
-        snprintf(buf, sizeof buf, "CUresult(%d)", (int)r);
-        return buf;
-    }
-    return s;
-}
-
-/* A case that crashes prints CRASH instead of ending the run. */
-static sigjmp_buf crash_jump;
-static volatile sig_atomic_t in_case;
-static void on_crash(int sig) {
-    if (!in_case) {
-        static const char msg[] = "UNGUARDED CRASH: stopping\n";
-        (void)!write(1, msg, sizeof msg - 1);
-        _exit(3);
-    }
-    in_case = 0;
-    siglongjmp(crash_jump, sig);
-}
-
-#define P(label, call)                                           \
-    do {                                                         \
-        if (sigsetjmp(crash_jump, 1) == 0) {                     \
-            in_case = 1;                                         \
-            CUresult r0_ = (call);                               \
-            in_case = 0;                                         \
-            printf("%-48s => %s\n", label, rname(r0_));          \
-        } else {                                                 \
-            printf("%-48s => CRASH\n", label);                   \
-        }                                                        \
-    } while (0)
-#define PV(label, call, fmt, ...)                                          \
-    do {                                                                   \
-        if (sigsetjmp(crash_jump, 1) == 0) {                               \
-            in_case = 1;                                                   \
-            CUresult r_ = (call);                                          \
-            in_case = 0;                                                   \
-            printf("%-48s => %s " fmt "\n", label, rname(r_), __VA_ARGS__); \
-        } else {                                                           \
-            printf("%-48s => CRASH\n", label);                             \
-        }                                                                  \
-    } while (0)
+#include "probe.h"
 
 static void before_init(void) {
     int v = -1;

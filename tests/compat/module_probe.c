@@ -22,52 +22,8 @@
 #include "nvlite/cuda.h"
 #include "support/ts_kernels.c"
 
-static const char *rname(CUresult r) {
-    const char *s = NULL;
-    if (cuGetErrorName(r, &s) != CUDA_SUCCESS || !s) {
-        static char buf[32];
-        snprintf(buf, sizeof buf, "CUresult(%d)", (int)r);
-        return buf;
-    }
-    return s;
-}
-
-static sigjmp_buf crash_jump;
-static volatile sig_atomic_t in_case;
-static void on_crash(int sig) {
-    if (!in_case) {
-        static const char msg[] = "UNGUARDED CRASH: stopping\n";
-        (void)!write(1, msg, sizeof msg - 1);
-        _exit(3);
-    }
-    in_case = 0;
-    siglongjmp(crash_jump, sig);
-}
-
-#define P(label, call)                                  \
-    do {                                                \
-        if (sigsetjmp(crash_jump, 1) == 0) {            \
-            in_case = 1;                                \
-            CUresult r0_ = (call);                      \
-            in_case = 0;                                \
-            printf("%-52s => %s\n", label, rname(r0_)); \
-        } else {                                        \
-            printf("%-52s => CRASH\n", label);          \
-        }                                               \
-        fflush(stdout);                                 \
-    } while (0)
-#define PV(label, call, fmt, ...)                                           \
-    do {                                                                    \
-        if (sigsetjmp(crash_jump, 1) == 0) {                                \
-            in_case = 1;                                                    \
-            CUresult r_ = (call);                                           \
-            in_case = 0;                                                    \
-            printf("%-52s => %s " fmt "\n", label, rname(r_), __VA_ARGS__); \
-        } else {                                                            \
-            printf("%-52s => CRASH\n", label);                              \
-        }                                                                   \
-        fflush(stdout);                                                     \
-    } while (0)
+#define PROBE_WIDTH 52
+#include "probe.h"
 
 static const char kSource[] =
     "extern \"C\" {\n"
