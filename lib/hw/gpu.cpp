@@ -257,7 +257,7 @@ Status Gpu::bringUp() {
 
     // The GPU virtual address space. By default RM manages it: no UVM, whose
     // GPU registration alone costs 90-120 ms on the H200 (RM-managed start-up
-    // is about 12 ms in all), and MMU faults become channel errors.
+    // took 12-21 ms in all, libcuda about 210 ms), and MMU faults become channel errors.
     // NVLITE_VA=uvm hands the VA space to UVM instead, as tinygrad does.
     const char* vaChoice = std::getenv("NVLITE_VA");
     usesUvm_ = vaChoice && std::strcmp(vaChoice, "uvm") == 0;
