@@ -2,6 +2,7 @@
 #
 #   make                 library + samples
 #   make test            unit and API tests on the simulated driver (CI)
+#   make bench           benchmarks, built against libcuda and against libnvlite
 #   make test-hw         API tests + hardware-only tests on a real GPU
 #   make install PREFIX=/usr/local
 #
@@ -43,7 +44,7 @@ TEST_SUPPORT := $(BUILD)/obj/tests/support/test_support.o
 SAMPLE_SRCS := $(sort $(wildcard samples/*.c))
 SAMPLE_BINS := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_SRCS))
 
-.PHONY: all lib samples tests test test-hw install clean header-check demo
+.PHONY: all lib samples bench tests test test-hw install clean header-check demo
 
 all: lib samples
 
@@ -88,12 +89,28 @@ $(BUILD)/samples/%: samples/%.c $(BUILD)/lib/libnvlite.so
 
 samples: $(SAMPLE_BINS)
 
+# Benchmarks, each built twice: against libcuda (the toolkit's stub to link,
+# the driver's libcuda.so.1 to run) and against libnvlite. Run both on the
+# same GPU machine and compare the lines.
+BENCH_NAMES := $(patsubst bench/%.c,%,$(sort $(wildcard bench/*.c)))
+BENCH_BINS  := $(foreach b,$(BENCH_NAMES),$(BUILD)/bench/$(b)_libcuda $(BUILD)/bench/$(b)_nvlite)
+
+$(BUILD)/bench/%_libcuda: bench/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -I$(CUDA_HOME)/include $< -o $@ -L$(CUDA_HOME)/lib64/stubs -lcuda $(SAMPLE_NVRTC)
+
+$(BUILD)/bench/%_nvlite: bench/%.c $(BUILD)/lib/libnvlite.so
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude/nvlite $< -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' $(SAMPLE_NVRTC)
+
+bench: $(BENCH_BINS)
+
 tests: $(UNIT_BINS) $(API_BINS) $(HW_BINS)
 
 ifeq ($(NO_BUILD),1)
 TEST_DEPS :=
 else
-TEST_DEPS := tests samples
+TEST_DEPS := tests samples bench
 endif
 
 # Every test binary runs; the summary says how many failed.

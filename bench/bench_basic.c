@@ -8,36 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include <cuda.h>
-
-#define CHECK(call)                                                        \
-    do {                                                                   \
-        CUresult r_ = (call);                                              \
-        if (r_ != CUDA_SUCCESS) {                                          \
-            const char* n_ = NULL;                                         \
-            cuGetErrorName(r_, &n_);                                       \
-            fprintf(stderr, "%s failed: %s\n", #call, n_ ? n_ : "?");      \
-            exit(1);                                                       \
-        }                                                                  \
-    } while (0)
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void* a, const void* b) {
-    double x = *(const double*)a, y = *(const double*)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double* v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return v[n / 2];
-}
+#include "bench.h"
 
 int main(int argc, char** argv) {
     const char* tag = argc > 1 ? argv[1] : "lib";

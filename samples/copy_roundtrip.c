@@ -8,28 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include <cuda.h>
+#include "sample.h"
 
-#define CHECK(call)                                                        \
-    do {                                                                   \
-        CUresult r_ = (call);                                              \
-        if (r_ != CUDA_SUCCESS) {                                          \
-            const char* n_ = NULL;                                         \
-            cuGetErrorName(r_, &n_);                                       \
-            fprintf(stderr, "%s failed: %s\n", #call, n_ ? n_ : "?");      \
-            exit(1);                                                       \
-        }                                                                  \
-    } while (0)
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* xorshift64*: fixed seed, fast, never all zeros */
 static void fill_random(uint64_t* p, size_t words, uint64_t seed) {
     uint64_t x = seed;
     for (size_t i = 0; i < words; ++i) {

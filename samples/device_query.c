@@ -1,19 +1,9 @@
 /* device_query: what the driver API says about each GPU. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <cuda.h>
-
-#define CHECK(call)                                                        \
-    do {                                                                   \
-        CUresult r_ = (call);                                              \
-        if (r_ != CUDA_SUCCESS) {                                          \
-            const char* n_ = NULL;                                         \
-            cuGetErrorName(r_, &n_);                                       \
-            fprintf(stderr, "%s failed: %s\n", #call, n_ ? n_ : "?");      \
-            exit(1);                                                       \
-        }                                                                  \
-    } while (0)
+#include "sample.h"
 
 static int attr(CUdevice dev, CUdevice_attribute a) {
     int v = 0;

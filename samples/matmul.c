@@ -9,21 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-#include <cuda.h>
-#include <nvrtc.h>
-
-#define CHECK(call)                                                        \
-    do {                                                                   \
-        CUresult r_ = (call);                                              \
-        if (r_ != CUDA_SUCCESS) {                                          \
-            const char* n_ = NULL;                                         \
-            cuGetErrorName(r_, &n_);                                       \
-            fprintf(stderr, "%s failed: %s\n", #call, n_ ? n_ : "?");      \
-            exit(1);                                                       \
-        }                                                                  \
-    } while (0)
+#include "sample_nvrtc.h"
 
 static const char* kSource =
     "#define TILE 16\n"
@@ -41,12 +28,6 @@ static const char* kSource =
     "    C[row * n + col] = sum;\n"
     "}\n";
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int main(int argc, char** argv) {
     int n = argc > 1 ? atoi(argv[1]) : 1024;
     if (n <= 0 || n % 16) {
@@ -55,27 +36,11 @@ int main(int argc, char** argv) {
     }
     CUdevice dev;
     CUcontext ctx;
-    int major = 0, minor = 0;
     CHECK(cuInit(0));
     CHECK(cuDeviceGet(&dev, 0));
-    CHECK(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
-    CHECK(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
     CHECK(cuCtxCreate(&ctx, NULL, 0, dev));
 
-    nvrtcProgram prog;
-    char arch[32];
-    snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
-    const char* opts[] = {arch};
-    if (nvrtcCreateProgram(&prog, kSource, "matmul.cu", 0, NULL, NULL) != NVRTC_SUCCESS ||
-        nvrtcCompileProgram(prog, 1, opts) != NVRTC_SUCCESS) {
-        fprintf(stderr, "NVRTC failed\n");
-        return 1;
-    }
-    size_t size = 0;
-    nvrtcGetCUBINSize(prog, &size);
-    char* cubin = malloc(size);
-    nvrtcGetCUBIN(prog, cubin);
-    nvrtcDestroyProgram(&prog);
+    char* cubin = compile_cubin(kSource, dev);
 
     CUmodule mod;
     CUfunction fn;

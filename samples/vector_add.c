@@ -11,27 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda.h>
-#include <nvrtc.h>
-
-#define CHECK(call)                                                        \
-    do {                                                                   \
-        CUresult r_ = (call);                                              \
-        if (r_ != CUDA_SUCCESS) {                                          \
-            const char* n_ = NULL;                                         \
-            cuGetErrorName(r_, &n_);                                       \
-            fprintf(stderr, "%s failed: %s\n", #call, n_ ? n_ : "?");      \
-            exit(1);                                                       \
-        }                                                                  \
-    } while (0)
-#define NVRTC(call)                                                                  \
-    do {                                                                             \
-        nvrtcResult r_ = (call);                                                     \
-        if (r_ != NVRTC_SUCCESS) {                                                   \
-            fprintf(stderr, "%s failed: %s\n", #call, nvrtcGetErrorString(r_));      \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
+#include "sample_nvrtc.h"
 
 static const char* kSource =
     "extern \"C\" __global__ void vector_add(const float* a, const float* b, float* c, unsigned n) {\n"
@@ -39,41 +19,15 @@ static const char* kSource =
     "    if (i < n) c[i] = a[i] + b[i];\n"
     "}\n";
 
-/* Compiles 'source' for the device's architecture; returns a malloc'ed cubin. */
-static char* compile(const char* source, int major, int minor) {
-    nvrtcProgram prog;
-    NVRTC(nvrtcCreateProgram(&prog, source, "kernel.cu", 0, NULL, NULL));
-    char arch[32];
-    snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", major, minor);
-    const char* opts[] = {arch};
-    if (nvrtcCompileProgram(prog, 1, opts) != NVRTC_SUCCESS) {
-        size_t n = 0;
-        nvrtcGetProgramLogSize(prog, &n);
-        char* log = malloc(n + 1);
-        nvrtcGetProgramLog(prog, log);
-        fprintf(stderr, "compile failed:\n%s\n", log);
-        exit(1);
-    }
-    size_t size = 0;
-    NVRTC(nvrtcGetCUBINSize(prog, &size));
-    char* cubin = malloc(size);
-    NVRTC(nvrtcGetCUBIN(prog, cubin));
-    nvrtcDestroyProgram(&prog);
-    return cubin;
-}
-
 int main(int argc, char** argv) {
     unsigned n = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 16u << 20;
     CUdevice dev;
     CUcontext ctx;
-    int major = 0, minor = 0;
     CHECK(cuInit(0));
     CHECK(cuDeviceGet(&dev, 0));
-    CHECK(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
-    CHECK(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
     CHECK(cuCtxCreate(&ctx, NULL, 0, dev));
 
-    char* cubin = compile(kSource, major, minor);
+    char* cubin = compile_cubin(kSource, dev);
     CUmodule mod;
     CUfunction fn;
     CHECK(cuModuleLoadData(&mod, cubin));
