@@ -25,7 +25,7 @@ SAN       ?=
 ALL_CXXFLAGS := -std=c++20 $(WARN) -fPIC -fvisibility=hidden -Iinclude -Ilib -MMD -MP $(SAN) $(CXXFLAGS)
 ALL_CFLAGS   := -std=c11 $(WARN) -Iinclude -MMD -MP $(SAN) $(CFLAGS)
 LIB_LDLIBS   := -lelf -lpthread -ldl
-TEST_LDLIBS  := -lcmocka -lelf -lpthread -ldl
+TEST_LDLIBS  := -lcmocka -lelf -lpthread -ldl -lm
 
 LIB_SRCS  := $(shell find lib -name '*.cpp' | sort)
 LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
@@ -39,12 +39,12 @@ HW_SRCS   := $(sort $(wildcard tests/hw/test_*.c))
 UNIT_BINS := $(patsubst tests/%.cpp,$(BUILD)/tests/%,$(UNIT_SRCS))
 API_BINS  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(API_SRCS))
 HW_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(HW_SRCS))
-TEST_SUPPORT := $(BUILD)/obj/tests/support/test_support.o
+TEST_SUPPORT := $(BUILD)/obj/tests/support/test_support.o $(BUILD)/obj/tests/support/ts_kernels.o
 
 SAMPLE_SRCS := $(sort $(wildcard samples/*.c))
 SAMPLE_BINS := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_SRCS))
 
-.PHONY: all lib samples bench tests test test-hw install clean header-check demo
+.PHONY: all lib samples bench probes tests test test-hw install clean header-check demo
 
 all: lib samples
 
@@ -72,9 +72,9 @@ $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Iinclude/nvlite -Itests -c $< -o $@
 
-$(BUILD)/tests/%: tests/%.cpp $(STATIC)
+$(BUILD)/tests/%: tests/%.cpp $(STATIC) $(TEST_SUPPORT)
 	@mkdir -p $(dir $@)
-	$(CXX) $(ALL_CXXFLAGS) -Itests $< -o $@ $(STATIC) $(TEST_LDLIBS)
+	$(CXX) $(ALL_CXXFLAGS) -Iinclude/nvlite -Itests $< -o $@ $(TEST_SUPPORT) $(STATIC) $(TEST_LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT) $(BUILD)/lib/libnvlite.so
 	@mkdir -p $(dir $@)
@@ -105,12 +105,33 @@ $(BUILD)/bench/%_nvlite: bench/%.c $(BUILD)/lib/libnvlite.so
 
 bench: $(BENCH_BINS)
 
+# libcuda-compatibility probes (tests/compat): run on a GPU, their output is
+# compared with tests/compat/expected/.
+# Their cases run under a setjmp crash guard: built without optimisation, so
+# that locals keep their values across the longjmp.
+PROBE_CFLAGS := $(ALL_CFLAGS) -O0
+PROBE_BINS := $(BUILD)/probes/compat_probe_libcuda $(BUILD)/probes/compat_probe_nvlite $(BUILD)/probes/module_probe
+
+$(BUILD)/probes/compat_probe_libcuda: tests/compat/compat_probe.c tests/compat/probe.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PROBE_CFLAGS) $< -o $@ -L$(CUDA_HOME)/lib64/stubs -lcuda -ldl
+
+$(BUILD)/probes/compat_probe_nvlite: tests/compat/compat_probe.c tests/compat/probe.h $(BUILD)/lib/libnvlite.so
+	@mkdir -p $(dir $@)
+	$(CC) $(PROBE_CFLAGS) $< -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
+
+$(BUILD)/probes/module_probe: tests/compat/module_probe.c tests/compat/probe.h $(BUILD)/obj/tests/support/ts_kernels.o $(BUILD)/lib/libnvlite.so
+	@mkdir -p $(dir $@)
+	$(CC) $(PROBE_CFLAGS) -Itests $< $(BUILD)/obj/tests/support/ts_kernels.o -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
+
+probes: $(PROBE_BINS)
+
 tests: $(UNIT_BINS) $(API_BINS) $(HW_BINS)
 
 ifeq ($(NO_BUILD),1)
 TEST_DEPS :=
 else
-TEST_DEPS := tests samples bench
+TEST_DEPS := tests samples bench probes
 endif
 
 # Every test binary runs; the summary says how many failed.

@@ -33,8 +33,6 @@ static const size_t kSizes[] = {1,
 #define DST_OFF 7
 #define SLACK 16 /* bytes beyond each range, checked for stray writes */
 
-static CUdeviceptr dptr_of(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
-
 /* ------------------------------------------------------------ host buffers */
 
 typedef enum { HOST_PAGEABLE, HOST_PINNED, HOST_REGISTERED, HOST_KINDS } host_kind;
@@ -202,7 +200,7 @@ static void test_memcpy_pageable_to_pinned_is_synchronous(void **state) {
     memset(pinned.p, 0, n);
     unsigned char *src = ts_malloc(n);
     ts_fill_random(src, n, 0xD11D);
-    assert_cu_ok(cuMemcpy(dptr_of(pinned.p), dptr_of(src), n));
+    assert_cu_ok(cuMemcpy(ts_dptr(pinned.p), ts_dptr(src), n));
     assert_bytes_equal(src, pinned.p, n);
     host_free(&pinned);
 }
@@ -254,17 +252,14 @@ static void overlapping_copies(int exact) {
             assert_cu_ok(cuMemcpyDtoD(a.d + dst, a.d + src, n));
             unsigned char *back = ts_malloc(a.n);
             assert_cu_ok(cuMemcpyDtoH(back, a.d, a.n));
-            if (memcmp(back, a.mirror, dst) != 0 ||
-                memcmp(back + dst + n, a.mirror + dst + n, a.n - dst - n) != 0)
-                print_error("overlapping cuMemcpyDtoD of %zu bytes, shift %ld: bytes outside the destination "
-                            "changed\n", n, s);
-            assert_bytes_equal(a.mirror, back, dst);
-            assert_bytes_equal(a.mirror + dst + n, back + dst + n, a.n - dst - n);
+            char what[96];
+            snprintf(what, sizeof what, "overlapping cuMemcpyDtoD of %zu bytes, shift %ld: outside", n, s);
+            assert_bytes_named(a.mirror, back, dst, what);
+            assert_bytes_named(a.mirror + dst + n, back + dst + n, a.n - dst - n, what);
             if (exact) {
                 memmove(a.mirror + dst, a.mirror + src, n);
-                if (memcmp(back + dst, a.mirror + dst, n) != 0)
-                    print_error("overlapping cuMemcpyDtoD of %zu bytes, shift %ld: not memmove's result\n", n, s);
-                assert_bytes_equal(a.mirror + dst, back + dst, n);
+                snprintf(what, sizeof what, "overlapping cuMemcpyDtoD of %zu bytes, shift %ld: as memmove", n, s);
+                assert_bytes_named(a.mirror + dst, back + dst, n, what);
             }
             ts_free(back);
             device_free(&a);
@@ -312,7 +307,7 @@ static side side_alloc(where w, size_t n, uint64_t seed) {
         else
             s.host = ts_malloc(n);
         ts_fill_random(s.host, n, seed);
-        s.addr = dptr_of(s.host);
+        s.addr = ts_dptr(s.host);
     }
     return s;
 }
@@ -413,7 +408,7 @@ static void async_everything(CUstream stream, uint64_t seed) {
     assert_cu_ok(cuMemcpyHtoDAsync(a + 1, pageable.p, n - 1, stream));
     memset(pageable.p, 0, n);
     assert_cu_ok(cuMemcpyDtoHAsync(pageable.p, a, n, stream));
-    assert_cu_ok(cuMemcpyAsync(dptr_of(back.p), a, n, stream));
+    assert_cu_ok(cuMemcpyAsync(ts_dptr(back.p), a, n, stream));
     assert_cu_ok(cuCtxSynchronize());
     ts_fill_random(expect + 1, n - 1, seed + 1);
     expect[0] = src.p[0];
@@ -737,7 +732,7 @@ static void test_copy_bad_ranges(void **state) {
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpyHtoD(p.d + 1, hb, 1000));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpyHtoD(p.d, NULL, 10));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpyHtoD(0, hb, 10));
-    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpyHtoD(dptr_of(hb), hb + 100, 10));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpyHtoD(ts_dptr(hb), hb + 100, 10));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpyDtoH(hb, p.d, 1001));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpyDtoH(hb, p.d + 999, 2));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpyDtoH(NULL, p.d, 10));
@@ -787,7 +782,7 @@ static void test_memcpy_host_to_host(void **state) {
     ts_fill_random(hb, sizeof hb, 0x4242);
     memcpy(expect, hb, sizeof hb);
     memcpy(expect, hb + 2000, 100);
-    assert_cu_ok(cuMemcpy(dptr_of(hb), dptr_of(hb + 2000), 100));
+    assert_cu_ok(cuMemcpy(ts_dptr(hb), ts_dptr(hb + 2000), 100));
     assert_memory_equal(expect, hb, sizeof hb);
 }
 

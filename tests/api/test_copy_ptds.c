@@ -19,8 +19,6 @@
 
 #define TEST(f) cmocka_unit_test_setup_teardown(f, ts_ctx_setup, ts_ctx_teardown)
 
-static CUdeviceptr dptr_of(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
-
 /* Synchronous forms (_ptds): pageable and pinned, odd sizes and offsets. */
 static void test_ptds_sync_copies(void **state) {
     (void)state;
@@ -42,10 +40,10 @@ static void test_ptds_sync_copies(void **state) {
         assert_bytes_all(out, 0, 7);
         /* cuMemcpy (_ptds): device -> pinned -> pageable. */
         memset(pinned, 0, n + 7);
-        assert_cu_ok(cuMemcpy(dptr_of(pinned) + 7, a + 5, n));
+        assert_cu_ok(cuMemcpy(ts_dptr(pinned) + 7, a + 5, n));
         assert_bytes_equal(src + 3, (unsigned char *)pinned + 7, n);
         memset(out, 0, n + 7);
-        assert_cu_ok(cuMemcpy(dptr_of(out), dptr_of(pinned) + 7, n));
+        assert_cu_ok(cuMemcpy(ts_dptr(out), ts_dptr(pinned) + 7, n));
         assert_bytes_equal(src + 3, out, n);
         assert_cu_ok(cuMemFree(a));
         assert_cu_ok(cuMemFree(b));

@@ -18,8 +18,6 @@
 
 #define TEST(f) cmocka_unit_test_setup_teardown(f, ts_ctx_setup, ts_ctx_teardown)
 
-static CUdeviceptr dptr_of(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
-
 static void mem_info(size_t *free_bytes, size_t *total) { assert_cu_ok(cuMemGetInfo(free_bytes, total)); }
 
 /* Writes a seeded pattern to [p, p+n) and reads it back. */
@@ -233,7 +231,7 @@ static void test_address_range(void **state) {
     assert_cu(CUDA_ERROR_NOT_FOUND, cuMemGetAddressRange(&base, &size, p + 4096));
     assert_cu(CUDA_ERROR_NOT_FOUND, cuMemGetAddressRange(&base, &size, 0));
     int host_var = 0;
-    assert_cu(CUDA_ERROR_NOT_FOUND, cuMemGetAddressRange(&base, &size, dptr_of(&host_var)));
+    assert_cu(CUDA_ERROR_NOT_FOUND, cuMemGetAddressRange(&base, &size, ts_dptr(&host_var)));
     assert_cu_ok(cuMemFree(p));
     assert_cu(CUDA_ERROR_NOT_FOUND, cuMemGetAddressRange(&base, &size, p));
     assert_cu(CUDA_ERROR_NOT_FOUND, cuMemGetAddressRange(&base, &size, p + 10));
@@ -261,11 +259,11 @@ static void test_mem_free(void **state) {
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemFree(p));
     assert_cu_ok(cuMemFree(0));
     int host_var = 0;
-    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemFree(dptr_of(&host_var)));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemFree(ts_dptr(&host_var)));
     /* Pinned host memory is freed with cuMemFreeHost, not cuMemFree. */
     void *h = NULL;
     assert_cu_ok(cuMemAllocHost(&h, 4096));
-    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemFree(dptr_of(h)));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemFree(ts_dptr(h)));
     assert_cu_ok(cuMemFreeHost(h));
 }
 
@@ -288,19 +286,19 @@ static void test_alloc_host(void **state) {
 
     CUdeviceptr dp = 0;
     assert_cu_ok(cuMemHostGetDevicePointer(&dp, h, 0));
-    assert_true(dp == dptr_of(h));
+    assert_true(dp == ts_dptr(h));
     assert_cu_ok(cuMemHostGetDevicePointer(&dp, (char *)h + 10, 0));
-    assert_true(dp == dptr_of(h) + 10);
+    assert_true(dp == ts_dptr(h) + 10);
     assert_cu_ok(cuMemHostGetDevicePointer(&dp, (char *)h + 99, 0));
-    assert_true(dp == dptr_of(h) + 99);
+    assert_true(dp == ts_dptr(h) + 99);
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemHostGetDevicePointer(&dp, h, 1));
     int host_var = 0;
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemHostGetDevicePointer(&dp, &host_var, 0));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemHostGetDevicePointer(NULL, h, 0));
     CUdeviceptr base = 0;
     size_t size = 0;
-    assert_cu_ok(cuMemGetAddressRange(&base, &size, dptr_of(h)));
-    assert_true(base == dptr_of(h));
+    assert_cu_ok(cuMemGetAddressRange(&base, &size, ts_dptr(h)));
+    assert_true(base == ts_dptr(h));
 
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemFreeHost((char *)h + 1));
     assert_cu_ok(cuMemFreeHost(h));
@@ -325,7 +323,7 @@ static void test_host_alloc_flags(void **state) {
         memset(h, (int)i + 1, 1000);
         CUdeviceptr dp = 0;
         assert_cu_ok(cuMemHostGetDevicePointer(&dp, h, 0));
-        assert_true(dp == dptr_of(h));
+        assert_true(dp == ts_dptr(h));
         check_round_trip(dp, 1000, 0xF1A6 + i); /* through the device's view, not the CPU's */
         assert_cu_ok(cuMemFreeHost(h));
     }
@@ -349,11 +347,11 @@ static void test_host_register(void **state) {
     assert_cu(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, cuMemHostRegister(buf, 4, 0)); /* its first byte */
     assert_cu(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, cuMemHostRegister(buf + 50002, 100, 0)); /* its last */
     assert_cu_ok(cuMemHostGetDevicePointer(&dp, buf + 3, 0));
-    assert_true(dp == dptr_of(buf + 3));
+    assert_true(dp == ts_dptr(buf + 3));
     assert_cu_ok(cuMemHostGetDevicePointer(&dp, buf + 1000, 0));
-    assert_true(dp == dptr_of(buf + 1000));
+    assert_true(dp == ts_dptr(buf + 1000));
     assert_cu_ok(cuMemHostGetDevicePointer(&dp, buf + 50002, 0));
-    assert_true(dp == dptr_of(buf + 50002));
+    assert_true(dp == ts_dptr(buf + 50002));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemHostGetDevicePointer(&dp, buf + 3, 1));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemHostUnregister(buf + 100));
     assert_cu_ok(cuMemHostUnregister(buf + 3));
@@ -382,7 +380,7 @@ static void test_host_register_shared_page(void **state) {
     CUdeviceptr da = 0, db = 0;
     assert_cu_ok(cuMemHostGetDevicePointer(&da, a, 0));
     assert_cu_ok(cuMemHostGetDevicePointer(&db, b, 0));
-    assert_true(da == dptr_of(a) && db == dptr_of(b));
+    assert_true(da == ts_dptr(a) && db == ts_dptr(b));
 
     CUdeviceptr d = 0;
     assert_cu_ok(cuMemAlloc(&d, 10001));

@@ -60,18 +60,10 @@ static const char kSource[] =
     "}\n"
     "}\n";
 
-/* Holds 128 values live at once (the stores may alias the loads): as many
- * registers as it may have; with -maxrregcount=N exactly N. */
+/* As many registers as it may have (TS_REGS_KERNEL_BODY). */
 static const char kRegsSource[] =
     "extern \"C\" __global__ void k_regs(float* out, const float* in, int n) {\n"
-    "    float v[128];\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < 128; ++i) v[i] = in[i * n + threadIdx.x];\n"
-    "    float s = 0.f;\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < 128; ++i) s += v[i] * v[(i * 7) % 128];\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < 128; ++i) out[i * n + threadIdx.x] = v[i] * s;\n"
+    TS_REGS_KERNEL_BODY
     "}\n";
 
 typedef struct {
@@ -87,14 +79,7 @@ static struct {
 } K;
 
 static int device_arch(void) {
-    if (!K.arch) {
-        CUdevice dev;
-        int major = 0, minor = 0;
-        assert_cu_ok(cuDeviceGet(&dev, 0));
-        assert_cu_ok(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
-        assert_cu_ok(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
-        K.arch = major * 10 + minor;
-    }
+    if (!K.arch) K.arch = ts_device_arch();
     return K.arch;
 }
 
@@ -179,13 +164,6 @@ static CUmodule load_cubin(const blob *b) {
     return m;
 }
 
-static CUfunction get_fn(CUmodule m, const char *name) {
-    CUfunction f = NULL;
-    assert_cu_ok(cuModuleGetFunction(&f, m, name));
-    assert_non_null(f);
-    return f;
-}
-
 static int fattr(CUfunction f, CUfunction_attribute a) {
     int v = -12345;
     assert_cu_ok(cuFuncGetAttribute(&v, a, f));
@@ -202,7 +180,7 @@ static int dattr(CUdevice_attribute a) {
 static void check_main_module(CUmodule m) {
     static const char *const names[] = {"k_simple", "k_tiny", "k_shared2k", "k_local", "k_bounded", "k_dyn"};
     for (size_t i = 0; i < TS_ARRAY_SIZE(names); ++i) {
-        CUfunction f = get_fn(m, names[i]);
+        CUfunction f = ts_get_function(m, names[i]);
         const char *name = NULL;
         assert_cu_ok(cuFuncGetName(&name, f));
         assert_string_equal(name, names[i]);
@@ -223,7 +201,7 @@ static void test_load_cubin(void **state) {
     const blob *b = main_cubin();
     CUmodule m = load_cubin(b);
     check_main_module(m);
-    CUfunction f = get_fn(m, "k_simple");
+    CUfunction f = ts_get_function(m, "k_simple");
     assert_int_equal(fattr(f, CU_FUNC_ATTRIBUTE_BINARY_VERSION), device_arch());
     assert_int_equal(fattr(f, CU_FUNC_ATTRIBUTE_PTX_VERSION), device_arch());
     /* The same image twice: two independent modules. */
@@ -248,7 +226,7 @@ static void test_load_ptx_jit(void **state) {
     CUmodule m = NULL;
     assert_cu_ok(cuModuleLoadData(&m, ptx));
     check_main_module(m);
-    CUfunction f = get_fn(m, "k_simple");
+    CUfunction f = ts_get_function(m, "k_simple");
     assert_int_equal(fattr(f, CU_FUNC_ATTRIBUTE_BINARY_VERSION), device_arch());
     assert_int_equal(fattr(f, CU_FUNC_ATTRIBUTE_PTX_VERSION), device_arch());
     assert_true(fattr(f, CU_FUNC_ATTRIBUTE_NUM_REGS) > 0);
@@ -259,7 +237,11 @@ static void test_load_ptx_jit(void **state) {
     memset(info, 0x7f, sizeof info);
     CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE,
                            CU_JIT_MAX_REGISTERS, CU_JIT_WALL_TIME};
+    /* CU_JIT_WALL_TIME comes back as a float in the option's value slot: start
+     * it at -1 so that a value never written shows. */
+    const float unset = -1.0f;
     void *vals[] = {info, (void *)(uintptr_t)sizeof info, (void *)(uintptr_t)1, (void *)(uintptr_t)32, NULL};
+    memcpy(&vals[4], &unset, sizeof unset);
     m = NULL;
     assert_cu_ok(cuModuleLoadDataEx(&m, ptx, TS_ARRAY_SIZE(opts), opts, vals));
     const size_t written = (size_t)(uintptr_t)vals[1];
@@ -267,10 +249,10 @@ static void test_load_ptx_jit(void **state) {
     assert_true(written <= sizeof info);
     print_message("JIT info log (%zu bytes): %.200s\n", written, info);
     if (written > 0) assert_true(strlen(info) + 1 >= written && strlen(info) <= written);
-    assert_true(fattr(get_fn(m, "k_simple"), CU_FUNC_ATTRIBUTE_NUM_REGS) <= 32);
+    assert_true(fattr(ts_get_function(m, "k_simple"), CU_FUNC_ATTRIBUTE_NUM_REGS) <= 32);
     float wall;
     memcpy(&wall, &vals[4], sizeof wall);
-    assert_true(wall >= 0.0f);
+    if (!(wall > 0.0f)) fail_msg("CU_JIT_WALL_TIME: %g ms", (double)wall);
     assert_cu_ok(cuModuleUnload(m));
 }
 
@@ -286,7 +268,7 @@ static void test_load_ptx_max_registers(void **state) {
     CUmodule m = NULL;
     CUresult r = cuModuleLoadDataEx(&m, ptx, 1, opts, vals);
     if (r == CUDA_SUCCESS) {
-        const int regs = fattr(get_fn(m, "k_regs"), CU_FUNC_ATTRIBUTE_NUM_REGS);
+        const int regs = fattr(ts_get_function(m, "k_regs"), CU_FUNC_ATTRIBUTE_NUM_REGS);
         if (regs > 40) fail_msg("CU_JIT_MAX_REGISTERS 40: k_regs uses %d registers", regs);
         assert_cu_ok(cuModuleUnload(m));
     }
@@ -295,7 +277,7 @@ static void test_load_ptx_max_registers(void **state) {
     free(ptx);
     assert_cu_ok(r);
     assert_cu_ok(r2);
-    assert_true(fattr(get_fn(m2, "k_regs"), CU_FUNC_ATTRIBUTE_NUM_REGS) > 40);
+    assert_true(fattr(ts_get_function(m2, "k_regs"), CU_FUNC_ATTRIBUTE_NUM_REGS) > 40);
     assert_cu_ok(cuModuleUnload(m2));
 }
 
@@ -423,7 +405,7 @@ static void test_load_fatbin(void **state) {
     CUmodule m = NULL;
     assert_cu_ok(cuModuleLoadFatBinary(&m, fb->data));
     check_main_module(m);
-    assert_int_equal(fattr(get_fn(m, "k_simple"), CU_FUNC_ATTRIBUTE_BINARY_VERSION), device_arch());
+    assert_int_equal(fattr(ts_get_function(m, "k_simple"), CU_FUNC_ATTRIBUTE_BINARY_VERSION), device_arch());
     assert_cu_ok(cuModuleUnload(m));
     /* cuModuleLoadData takes a fatbin too. */
     assert_cu_ok(cuModuleLoadData(&m, fb->data));
@@ -434,7 +416,7 @@ static void test_load_fatbin(void **state) {
     const blob *fp = fatbin_ptx();
     assert_cu_ok(cuModuleLoadFatBinary(&m, fp->data));
     check_main_module(m);
-    assert_int_equal(fattr(get_fn(m, "k_simple"), CU_FUNC_ATTRIBUTE_BINARY_VERSION), device_arch());
+    assert_int_equal(fattr(ts_get_function(m, "k_simple"), CU_FUNC_ATTRIBUTE_BINARY_VERSION), device_arch());
     assert_cu_ok(cuModuleUnload(m));
 
     /* (libcuda refuses the __fatBinC_Wrapper_t that nvcc emits for the
@@ -719,10 +701,10 @@ static void test_get_function(void **state) {
     int not_a_module = 0;
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuModuleGetFunction(&f, (CUmodule)&not_a_module, "k_simple"));
     /* The same function twice: the same handle. */
-    CUfunction a = get_fn(m, "k_simple"), b = get_fn(m, "k_simple");
+    CUfunction a = ts_get_function(m, "k_simple"), b = ts_get_function(m, "k_simple");
     assert_ptr_equal(a, b);
-    assert_ptr_not_equal(a, get_fn(m, "k_tiny"));
-    /* libcuda: an empty name is invalid (nvlite: NOT_FOUND). */
+    assert_ptr_not_equal(a, ts_get_function(m, "k_tiny"));
+    /* An empty name is invalid (libcuda). */
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuModuleGetFunction(&f, m, ""));
     assert_cu_ok(cuModuleUnload(m));
 }
@@ -789,8 +771,8 @@ static void test_get_global(void **state) {
     assert_cu(CUDA_ERROR_NOT_FOUND, cuModuleGetGlobal(&only, &only_n, m, "g_missing"));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuModuleGetGlobal(&only, &only_n, m, NULL));
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuModuleGetGlobal(&only, &only_n, NULL, "g_dev"));
-    /* libcuda (nvlite differs): both out-pointers NULL is INVALID_VALUE, and
-     * so is the name of a function. */
+    /* Both out-pointers NULL is INVALID_VALUE, and so is the name of a
+     * function (libcuda). */
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuModuleGetGlobal(NULL, NULL, m, "g_dev"));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuModuleGetGlobal(&only, &only_n, m, "k_simple"));
     assert_cu_ok(cuModuleUnload(m));
@@ -802,7 +784,7 @@ static void test_get_global(void **state) {
 static void test_unload(void **state) {
     (void)state;
     CUmodule m = load_cubin(main_cubin());
-    CUfunction f = get_fn(m, "k_simple");
+    CUfunction f = ts_get_function(m, "k_simple");
     assert_cu_ok(cuModuleUnload(m));
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuModuleUnload(m));
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuModuleUnload(NULL));
@@ -837,7 +819,7 @@ static void test_unload_after_context_destroyed(void **state) {
     CUcontext other = NULL;
     assert_cu_ok(cuCtxCreate(&other, NULL, 0, fx->dev));
     CUmodule m = load_cubin(main_cubin());
-    CUfunction f = get_fn(m, "k_tiny");
+    CUfunction f = ts_get_function(m, "k_tiny");
     assert_cu_ok(cuCtxDestroy(other)); /* pops it: fx->ctx is current again */
     CUcontext cur = NULL;
     assert_cu_ok(cuCtxGetCurrent(&cur));
@@ -855,8 +837,8 @@ static void test_func_attributes(void **state) {
     (void)state;
     CUmodule m = load_cubin(main_cubin());
     const int arch = device_arch();
-    CUfunction simple = get_fn(m, "k_simple"), tiny = get_fn(m, "k_tiny"), shared = get_fn(m, "k_shared2k"),
-               local = get_fn(m, "k_local"), bounded = get_fn(m, "k_bounded"), dyn = get_fn(m, "k_dyn");
+    CUfunction simple = ts_get_function(m, "k_simple"), tiny = ts_get_function(m, "k_tiny"), shared = ts_get_function(m, "k_shared2k"),
+               local = ts_get_function(m, "k_local"), bounded = ts_get_function(m, "k_bounded"), dyn = ts_get_function(m, "k_dyn");
     CUfunction all[] = {simple, tiny, shared, local, bounded, dyn};
     for (size_t i = 0; i < TS_ARRAY_SIZE(all); ++i) {
         const int regs = fattr(all[i], CU_FUNC_ATTRIBUTE_NUM_REGS);
@@ -877,9 +859,6 @@ static void test_func_attributes(void **state) {
     assert_int_equal(fattr(tiny, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES), 0);
     const int lb = fattr(local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
     if (lb < 4096) fail_msg("k_local keeps int[1024] on its stack; LOCAL_SIZE_BYTES is %d", lb);
-    /* The module's user __constant__ data (c_vals, 32 floats), whichever
-     * kernel reads it; the compiler's own bank is not counted (libcuda: 128
-     * for every kernel of such a module). */
     /* Hopper attributes of an ordinary kernel. */
     assert_int_equal(fattr(tiny, CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET), 0);
     assert_int_equal(fattr(tiny, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH), 0);
@@ -887,7 +866,7 @@ static void test_func_attributes(void **state) {
 
     /* Register-limited kernels: the limit follows from 64K registers. */
     CUmodule r = load_cubin(regs_cubin());
-    CUfunction kr = get_fn(r, "k_regs");
+    CUfunction kr = ts_get_function(r, "k_regs");
     const int regs = fattr(kr, CU_FUNC_ATTRIBUTE_NUM_REGS);
     const int max_threads = fattr(kr, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     print_message("k_regs: %d registers, %d threads per block at most\n", regs, max_threads);
@@ -896,9 +875,9 @@ static void test_func_attributes(void **state) {
     assert_true(max_threads * regs <= 65536);
     assert_cu_ok(cuModuleUnload(r));
     CUmodule r32 = load_cubin(regs32_cubin());
-    assert_int_equal(fattr(get_fn(r32, "k_regs"), CU_FUNC_ATTRIBUTE_NUM_REGS), 32);
-    assert_int_equal(fattr(get_fn(r32, "k_regs"), CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK), 1024);
-    assert_true(fattr(get_fn(r32, "k_regs"), CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES) > 0); /* it spills */
+    assert_int_equal(fattr(ts_get_function(r32, "k_regs"), CU_FUNC_ATTRIBUTE_NUM_REGS), 32);
+    assert_int_equal(fattr(ts_get_function(r32, "k_regs"), CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK), 1024);
+    assert_true(fattr(ts_get_function(r32, "k_regs"), CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES) > 0); /* it spills */
     assert_cu_ok(cuModuleUnload(r32));
 
     /* Bad arguments. */
@@ -907,9 +886,9 @@ static void test_func_attributes(void **state) {
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuFuncGetAttribute(&v, (CUfunction_attribute)9999, tiny));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuFuncGetAttribute(&v, (CUfunction_attribute)-1, tiny));
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, NULL));
-    /* Last (nvlite differs): the module's user __constant__ data (c_vals,
-     * 32 floats), whichever kernel reads it; the compiler's own bank is not
-     * counted (libcuda: 128 for every kernel of such a module). */
+    /* Last: the module's user __constant__ data (c_vals, 32 floats), whichever
+     * kernel reads it; the compiler's own bank is not counted (libcuda: 128
+     * for every kernel of such a module). */
     for (size_t i = 0; i < TS_ARRAY_SIZE(all); ++i) {
         const int cs = fattr(all[i], CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES);
         if (cs != 128) fail_msg("kernel %zu: CONST_SIZE_BYTES %d, expected 128 (the module's __constant__ data)", i, cs);
@@ -920,7 +899,7 @@ static void test_func_attributes(void **state) {
 static void test_func_set_attribute(void **state) {
     (void)state;
     CUmodule m = load_cubin(main_cubin());
-    CUfunction shared = get_fn(m, "k_shared2k"), dyn = get_fn(m, "k_dyn");
+    CUfunction shared = ts_get_function(m, "k_shared2k"), dyn = ts_get_function(m, "k_dyn");
     const int optin = dattr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     assert_int_equal(optin, 227 * 1024); /* H200 */
     assert_int_equal(dattr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK), 48 * 1024);
@@ -948,7 +927,7 @@ static void test_func_set_attribute(void **state) {
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuFuncSetAttribute(NULL, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 0));
     /* A second load of the module starts from the defaults. */
     CUmodule m2 = load_cubin(main_cubin());
-    assert_int_equal(fattr(get_fn(m2, "k_dyn"), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), 48 * 1024);
+    assert_int_equal(fattr(ts_get_function(m2, "k_dyn"), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), 48 * 1024);
     assert_cu_ok(cuModuleUnload(m2));
     assert_cu_ok(cuModuleUnload(m));
 }
@@ -956,7 +935,7 @@ static void test_func_set_attribute(void **state) {
 static void test_func_cache_config_and_name(void **state) {
     (void)state;
     CUmodule m = load_cubin(main_cubin());
-    CUfunction f = get_fn(m, "k_simple");
+    CUfunction f = ts_get_function(m, "k_simple");
     const CUfunc_cache configs[] = {CU_FUNC_CACHE_PREFER_NONE, CU_FUNC_CACHE_PREFER_SHARED, CU_FUNC_CACHE_PREFER_L1,
                                     CU_FUNC_CACHE_PREFER_EQUAL};
     for (size_t i = 0; i < TS_ARRAY_SIZE(configs); ++i) assert_cu_ok(cuFuncSetCacheConfig(f, configs[i]));
@@ -967,7 +946,7 @@ static void test_func_cache_config_and_name(void **state) {
     assert_string_equal(name, "k_simple");
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuFuncGetName(NULL, f));
     assert_cu_ok(cuModuleUnload(m));
-    /* libcuda: INVALID_VALUE for a NULL function here (nvlite: INVALID_HANDLE). */
+    /* INVALID_VALUE for a NULL function here, as libcuda answers. */
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuFuncGetName(&name, NULL));
 }
 
@@ -1000,7 +979,7 @@ static void test_occupancy_active_blocks(void **state) {
     assert_int_equal(dattr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR), 65536);
     assert_int_equal(dattr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR), 228 * 1024);
     CUmodule m = load_cubin(main_cubin());
-    CUfunction tiny = get_fn(m, "k_tiny"), dyn = get_fn(m, "k_dyn"), shared = get_fn(m, "k_shared2k");
+    CUfunction tiny = ts_get_function(m, "k_tiny"), dyn = ts_get_function(m, "k_dyn"), shared = ts_get_function(m, "k_shared2k");
     assert_true(fattr(tiny, CU_FUNC_ATTRIBUTE_NUM_REGS) <= 32);
     /* Threads and blocks per SM. */
     assert_int_equal(active_blocks(tiny, 1024, 0), 2);
@@ -1032,18 +1011,18 @@ static void test_occupancy_active_blocks(void **state) {
 
     /* Registers. */
     CUmodule r32 = load_cubin(regs32_cubin());
-    CUfunction f32 = get_fn(r32, "k_regs");
+    CUfunction f32 = ts_get_function(r32, "k_regs");
     assert_int_equal(fattr(f32, CU_FUNC_ATTRIBUTE_NUM_REGS), 32);
     assert_int_equal(active_blocks(f32, 256, 0), 8); /* 32 x 256 = 8K registers per block */
     assert_int_equal(active_blocks(f32, 1024, 0), 2);
     CUmodule r64 = load_cubin(regs64_cubin());
-    CUfunction f64 = get_fn(r64, "k_regs");
+    CUfunction f64 = ts_get_function(r64, "k_regs");
     assert_int_equal(fattr(f64, CU_FUNC_ATTRIBUTE_NUM_REGS), 64);
     assert_int_equal(active_blocks(f64, 256, 0), 4); /* 16K registers per block */
     assert_int_equal(active_blocks(f64, 1024, 0), 1);
     assert_int_equal(active_blocks(f64, 32, 0), 32);
     CUmodule rr = load_cubin(regs_cubin());
-    CUfunction fr = get_fn(rr, "k_regs");
+    CUfunction fr = ts_get_function(rr, "k_regs");
     if (fattr(fr, CU_FUNC_ATTRIBUTE_NUM_REGS) > 248) {
         assert_int_equal(active_blocks(fr, 128, 0), 2); /* 255 registers: 8 warps per SM */
         assert_int_equal(active_blocks(fr, 256, 0), 1);
@@ -1073,7 +1052,7 @@ static void test_occupancy_function_limits(void **state) {
     (void)state;
     const int sms = dattr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     CUmodule m = load_cubin(main_cubin());
-    CUfunction dyn = get_fn(m, "k_dyn"), shared = get_fn(m, "k_shared2k"), bounded = get_fn(m, "k_bounded");
+    CUfunction dyn = ts_get_function(m, "k_dyn"), shared = ts_get_function(m, "k_shared2k"), bounded = ts_get_function(m, "k_bounded");
     assert_int_equal(active_blocks(dyn, 128, 48 * 1024), 4);
     assert_int_equal(active_blocks(shared, 128, 48 * 1024 - 2048), 4);
     assert_int_equal(active_blocks(dyn, 128, 48 * 1024 + 1), 0);
@@ -1126,7 +1105,7 @@ static void test_occupancy_potential_block_size(void **state) {
     (void)state;
     const int sms = dattr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     CUmodule m = load_cubin(main_cubin());
-    CUfunction tiny = get_fn(m, "k_tiny"), dyn = get_fn(m, "k_dyn"), bounded = get_fn(m, "k_bounded");
+    CUfunction tiny = ts_get_function(m, "k_tiny"), dyn = ts_get_function(m, "k_dyn"), bounded = ts_get_function(m, "k_bounded");
     int grid, block;
     /* Few registers, no shared memory: 1024-thread blocks, two per SM. */
     potential(tiny, NULL, 0, 0, &grid, &block);
@@ -1179,7 +1158,7 @@ static void test_occupancy_potential_block_size(void **state) {
 
     /* Registers: 64 per thread -> 32 warps per SM. */
     CUmodule r64 = load_cubin(regs64_cubin());
-    potential(get_fn(r64, "k_regs"), NULL, 0, 0, &grid, &block);
+    potential(ts_get_function(r64, "k_regs"), NULL, 0, 0, &grid, &block);
     assert_int_equal(block, 1024);
     assert_int_equal(grid, sms);
     assert_cu_ok(cuModuleUnload(r64));

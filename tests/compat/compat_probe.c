@@ -2,8 +2,8 @@
 /*
  * compat_probe: runs the driver-API calls of nvlite's first issue with good
  * and bad arguments and prints one line per case: the CUresult name and the
- * values that matter. Built twice (against libcuda and against libnvlite)
- * and run on a GPU, the two outputs must be the same; the differences are
+ * values that matter. `make probes` builds it twice (against libcuda and
+ * against libnvlite); run on a GPU, the two outputs must be the same; the differences are
  * what to fix. Raw addresses are never printed, only their properties.
  */
 #include <dlfcn.h>

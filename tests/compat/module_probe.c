@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "nvlite/cuda.h"
-#include "support/ts_kernels.c"
+#include "support/ts_kernels.h"
 
 #define PROBE_WIDTH 52
 #include "probe.h"
@@ -41,14 +41,7 @@ static const char kSource[] =
     "    if (out) out[threadIdx.x] = d[blockDim.x - 1 - threadIdx.x]; }\n"
     "__global__ void k_regs(float* out, const float* in, int n) {\n"
     "    if (!out) return;\n"
-    "    float v[128];\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < 128; ++i) v[i] = in[i * n + threadIdx.x];\n"
-    "    float s = 0.f;\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < 128; ++i) s += v[i] * v[(i * 7) % 128];\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < 128; ++i) out[i * n + threadIdx.x] = v[i] * s;\n"
+    TS_REGS_KERNEL_BODY
     "}\n"
     "}\n";
 
@@ -176,7 +169,7 @@ static int launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     CUresult r = CUDA_SUCCESS;
     P(label, (r = cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, NULL, params, extra)));
     CUresult s = cuCtxSynchronize();
-    if (s != CUDA_SUCCESS) printf("%-52s => sync %s\n", label, rname(s));
+    if (s != CUDA_SUCCESS) printf("%-*s => sync %s\n", PROBE_WIDTH, label, rname(s));
     return r == CUDA_SUCCESS;
 }
 

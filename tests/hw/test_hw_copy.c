@@ -11,22 +11,12 @@
 
 #include "support/test_support.h"
 
-#define TEST(f) cmocka_unit_test_setup_teardown(f, hw_setup, ts_ctx_teardown)
+#define TEST(f) cmocka_unit_test_setup_teardown(f, ts_hw_ctx_setup, ts_ctx_teardown)
 
 #define SIM_UUID "nvlite-sim-h200!" /* lib/kdrv/sim/sim_gpu_config.h */
 #define SIM_NAME "nvlite simulated Hopper"
 
 static const size_t kBytes = (size_t)1 << 30;
-
-static int hw_setup(void **state) {
-    const char *why = NULL;
-    if (!ts_have_real_gpu(&why)) {
-        static ts_fixture none;
-        *state = &none; /* the test skips, saying why */
-        return 0;
-    }
-    return ts_ctx_setup(state);
-}
 
 static void require_real_gpu(void) {
     const char *why = NULL;

@@ -11,7 +11,6 @@
  * interleaved with copies on the NULL stream.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,17 +18,7 @@
 
 #include "support/test_support.h"
 
-#define TEST(f) cmocka_unit_test_setup_teardown(f, hw_setup, ts_ctx_teardown)
-
-static int hw_setup(void **state) {
-    const char *why = NULL;
-    if (!ts_have_real_gpu(&why)) {
-        static ts_fixture none;
-        *state = &none; /* the test skips, saying why */
-        return 0;
-    }
-    return ts_ctx_setup(state);
-}
+#define TEST(f) cmocka_unit_test_setup_teardown(f, ts_hw_ctx_setup, ts_ctx_teardown)
 
 /* ------------------------------------------------------------------ kernels */
 
@@ -154,14 +143,7 @@ static const char kSource[] =
     "\n"
     "// 128 values live at once: as many registers as allowed.\n"
     "__global__ void regs_heavy(float* out, const float* in, int n) {\n"
-    "    float v[128];\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < 128; ++i) v[i] = in[i * n + threadIdx.x];\n"
-    "    float s = 0.f;\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < 128; ++i) s += v[i] * v[(i * 7) % 128];\n"
-    "#pragma unroll\n"
-    "    for (int i = 0; i < 128; ++i) out[i * n + threadIdx.x] = v[i] * s;\n"
+    TS_REGS_KERNEL_BODY
     "}\n"
     "}\n";
 
@@ -171,13 +153,6 @@ static struct {
     size_t size;
 } K;
 
-static int device_arch(void) {
-    int major = 0, minor = 0;
-    assert_cu_ok(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0));
-    assert_cu_ok(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0));
-    return major * 10 + minor;
-}
-
 /* Skips without a GPU or NVRTC; returns the module (a fresh load of the cubin). */
 static CUmodule hw_module(void) {
     const char *why = NULL;
@@ -185,18 +160,12 @@ static CUmodule hw_module(void) {
     if (!ts_nvrtc_available(&why)) ts_skip("%s", why);
     if (!K.tried) {
         K.tried = 1;
-        K.cubin = ts_compile_cubin(kSource, "hw_kernels.cu", device_arch(), &K.size);
+        K.cubin = ts_compile_cubin(kSource, "hw_kernels.cu", ts_device_arch(), &K.size);
     }
     if (!K.cubin) fail_msg("NVRTC could not compile the kernels");
     CUmodule m = NULL;
     assert_cu_ok(cuModuleLoadData(&m, K.cubin));
     return m;
-}
-
-static CUfunction get_fn(CUmodule m, const char *name) {
-    CUfunction f = NULL;
-    assert_cu_ok(cuModuleGetFunction(&f, m, name));
-    return f;
 }
 
 static CUdeviceptr dalloc(size_t n) {
@@ -216,7 +185,7 @@ static CUdeviceptr dalloc(size_t n) {
 static void test_hw_vector_add_16m(void **state) {
     (void)state;
     CUmodule m = hw_module();
-    CUfunction f = get_fn(m, "vadd");
+    CUfunction f = ts_get_function(m, "vadd");
     const unsigned n = 16u << 20;
     const size_t bytes = (size_t)n * sizeof(float);
     float *a = ts_malloc(bytes), *b = ts_malloc(bytes), *c = ts_malloc(bytes);
@@ -271,7 +240,7 @@ static void index_map(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsig
 static void test_hw_index_map_3d(void **state) {
     (void)state;
     CUmodule m = hw_module();
-    CUfunction f = get_fn(m, "index_map");
+    CUfunction f = ts_get_function(m, "index_map");
     index_map(f, 37, 19, 5, 16, 8, 4);
     index_map(f, 3, 2, 7, 1024, 1, 1);
     index_map(f, 5, 3, 2, 1, 1, 64);
@@ -280,7 +249,7 @@ static void test_hw_index_map_3d(void **state) {
     index_map(f, 100000, 1, 1, 32, 1, 1); /* gridDim.x beyond 16 bits */
 
     /* Grid extremes: block counts and the last block's view. */
-    CUfunction g = get_fn(m, "grid_marks");
+    CUfunction g = ts_get_function(m, "grid_marks");
     const unsigned grids[][3] = {{1, 65535, 1}, {1, 1, 65535}, {70000, 3, 2}, {1u << 24, 1, 1}, {2, 65535, 3}};
     CUdeviceptr marks = dalloc(64);
     for (size_t i = 0; i < TS_ARRAY_SIZE(grids); ++i) {
@@ -299,7 +268,7 @@ static void test_hw_index_map_3d(void **state) {
 }
 
 static void reduce(CUmodule m, unsigned smem, unsigned blocks, uint64_t seed) {
-    CUfunction f = get_fn(m, "reduce_shared");
+    CUfunction f = ts_get_function(m, "reduce_shared");
     if (smem > 48 * 1024)
         assert_cu_ok(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem));
     unsigned per_block = smem / 4;
@@ -356,7 +325,7 @@ static void test_hw_device_globals(void **state) {
     for (int i = 0; i < 1024; ++i) h[i] = i * 5 - 1000;
     assert_cu_ok(cuMemcpyHtoD(in, h, sizeof h));
     int count = 1024;
-    LAUNCH(get_fn(m, "globals_rw"), 4, 1, 1, 256, 1, 1, 0, &count);
+    LAUNCH(ts_get_function(m, "globals_rw"), 4, 1, 1, 256, 1, 1, 0, &count);
     assert_cu_ok(cuCtxSynchronize());
     assert_cu_ok(cuMemcpyDtoH(back, out, sizeof back));
     static const int inits[4] = {7, 11, 13, 17};
@@ -365,7 +334,7 @@ static void test_hw_device_globals(void **state) {
     /* The initialiser changed from the host, read by the next launch. */
     const int other[4] = {100, 200, 300, 400};
     assert_cu_ok(cuMemcpyHtoD(init, other, sizeof other));
-    LAUNCH(get_fn(m, "globals_rw"), 4, 1, 1, 256, 1, 1, 0, &count);
+    LAUNCH(ts_get_function(m, "globals_rw"), 4, 1, 1, 256, 1, 1, 0, &count);
     assert_cu_ok(cuMemcpyDtoH(back, out, sizeof back));
     for (int i = 0; i < 1024; ++i)
         if (back[i] != h[i] * 2 + other[i & 3]) fail_msg("second launch: g_out[%d] = %d", i, back[i]);
@@ -379,7 +348,7 @@ static void test_hw_constant_data(void **state) {
     size_t n = 0;
     assert_cu_ok(cuModuleGetGlobal(&tab, &n, m, "c_tab"));
     assert_int_equal(n, 1024);
-    CUfunction f = get_fn(m, "const_read");
+    CUfunction f = ts_get_function(m, "const_read");
     const int count = 4096;
     CUdeviceptr out = dalloc(count * 4);
     int h[256], back[4096];
@@ -424,7 +393,7 @@ static void test_hw_struct_and_many_params(void **state) {
     struct padded p = {-5, 3.25, -1234, 987654321}, q = {42, -1e300, 32767, -7};
     char c = 99;
     assert_cu_ok(cuMemsetD32(out, 0, 128));
-    LAUNCH(get_fn(m, "struct_param"), 1, 1, 1, 32, 1, 1, 0, &p, &c, &q, &out);
+    LAUNCH(ts_get_function(m, "struct_param"), 1, 1, 1, 32, 1, 1, 0, &p, &c, &q, &out);
     assert_cu_ok(cuMemcpyDtoH(h, out, 9 * sizeof(double)));
     const double want1[9] = {-5, 3.25, -1234, 987654321, 99, 42, -1e300, 32767, -7};
     for (int i = 0; i < 9; ++i)
@@ -455,7 +424,7 @@ static void test_hw_struct_and_many_params(void **state) {
     const int forty_two = 42;
     assert_cu_ok(cuMemcpyHtoD(a20, &forty_two, 4));
     int a21 = -21;
-    LAUNCH(get_fn(m, "many_params"), 1, 1, 1, 1, 1, 1, 0, &a0, &a1, &a2, &a3, &a4, &a5, &a6, &a7, &a8, &a9, &a10,
+    LAUNCH(ts_get_function(m, "many_params"), 1, 1, 1, 1, 1, 1, 0, &a0, &a1, &a2, &a3, &a4, &a5, &a6, &a7, &a8, &a9, &a10,
            &a11, &a12, &a13, &a14, &a15, &a16, &a17, &a18, &a19, &a20, &a21, &out);
     assert_cu_ok(cuMemcpyDtoH(h, out, 29 * sizeof(double)));
     const double want2[29] = {-1, -2000000000, 1.0 / 3.0, -32768, (double)0.1f, 1.25, -2.5, 127,
@@ -473,7 +442,7 @@ static void test_hw_struct_and_many_params(void **state) {
 static void test_hw_large_local_array(void **state) {
     (void)state;
     CUmodule m = hw_module();
-    CUfunction f = get_fn(m, "big_local");
+    CUfunction f = ts_get_function(m, "big_local");
     int local = 0;
     assert_cu_ok(cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f));
     if (local < 16384) fail_msg("big_local: LOCAL_SIZE_BYTES %d", local);
@@ -504,7 +473,7 @@ static void test_hw_atomics(void **state) {
     assert_cu_ok(cuMemsetD32(maxv, 0x80000000u, 1));
     assert_cu_ok(cuMemsetD32(slots, 0, 64));
     unsigned nn = n;
-    LAUNCH(get_fn(m, "atomics"), n / 256, 1, 1, 256, 1, 1, 0, &counter, &maxv, &slots, &nn);
+    LAUNCH(ts_get_function(m, "atomics"), n / 256, 1, 1, 256, 1, 1, 0, &counter, &maxv, &slots, &nn);
     assert_cu_ok(cuCtxSynchronize());
     unsigned c = 0, s[64];
     int mx = 0;
@@ -536,13 +505,6 @@ static uint64_t ulps(double a, double b) {
 static void test_hw_double_sin_exp(void **state) {
     (void)state;
     CUmodule m = hw_module();
-    /* The test link line has no -lm: the host's libm through dlopen. */
-    void *libm = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
-    if (!libm) fail_msg("cannot load libm.so.6: %s", dlerror());
-    double (*hsin)(double) = (double (*)(double))dlsym(libm, "sin");
-    double (*hexp)(double) = (double (*)(double))dlsym(libm, "exp");
-    assert_non_null(hsin);
-    assert_non_null(hexp);
     const int n = 1 << 20;
     double *x = ts_malloc(n * 8), *s = ts_malloc(n * 8), *e = ts_malloc(n * 8);
     ts_rng rng;
@@ -554,12 +516,12 @@ static void test_hw_double_sin_exp(void **state) {
     CUdeviceptr dx = dalloc(n * 8), ds = dalloc(n * 8), de = dalloc(n * 8);
     assert_cu_ok(cuMemcpyHtoD(dx, x, n * 8));
     int nn = n;
-    LAUNCH(get_fn(m, "dmath"), n / 256, 1, 1, 256, 1, 1, 0, &dx, &ds, &de, &nn);
+    LAUNCH(ts_get_function(m, "dmath"), n / 256, 1, 1, 256, 1, 1, 0, &dx, &ds, &de, &nn);
     assert_cu_ok(cuMemcpyDtoH(s, ds, n * 8));
     assert_cu_ok(cuMemcpyDtoH(e, de, n * 8));
     uint64_t worst_s = 0, worst_e = 0;
     for (int i = 0; i < n; ++i) {
-        const double hs = hsin(x[i]), he = hexp(x[i]);
+        const double hs = sin(x[i]), he = exp(x[i]);
         /* sin near a zero: compare absolutely (a few ulp of 1). */
         const uint64_t us = fabs(hs) < 1e-3 ? (fabs(s[i] - hs) <= 4 * 2.220446049250313e-16 ? 0 : 99) : ulps(s[i], hs);
         const uint64_t ue = he == 0.0 || isinf(he) ? (e[i] == he ? 0 : 99) : ulps(e[i], he);
@@ -571,7 +533,6 @@ static void test_hw_double_sin_exp(void **state) {
     }
     print_message("double sin/exp on 1M values: at most %llu / %llu ulp from the host's libm\n",
                   (unsigned long long)worst_s, (unsigned long long)worst_e);
-    dlclose(libm);
     assert_cu_ok(cuModuleUnload(m));
 }
 
@@ -584,7 +545,7 @@ static void run_mix(CUmodule m, const unsigned *in, int n, unsigned *out, float 
     assert_cu_ok(cuMemcpyHtoD(tab, t, sizeof t));
     CUdeviceptr din = dalloc((size_t)n * 4), dout = dalloc((size_t)n * 4), dfout = dalloc((size_t)n * 4);
     assert_cu_ok(cuMemcpyHtoD(din, in, (size_t)n * 4));
-    LAUNCH(get_fn(m, "mix"), (unsigned)(n + 255) / 256, 1, 1, 256, 1, 1, 0, &din, &dout, &dfout, &n);
+    LAUNCH(ts_get_function(m, "mix"), (unsigned)(n + 255) / 256, 1, 1, 256, 1, 1, 0, &din, &dout, &dfout, &n);
     assert_cu_ok(cuMemcpyDtoH(out, dout, (size_t)n * 4));
     assert_cu_ok(cuMemcpyDtoH(fout, dfout, (size_t)n * 4));
     assert_cu_ok(cuMemFree(din));
@@ -595,7 +556,7 @@ static void run_mix(CUmodule m, const unsigned *in, int n, unsigned *out, float 
 static void test_hw_same_kernel_every_format(void **state) {
     (void)state;
     CUmodule cubin = hw_module();
-    const int arch = device_arch(), n = 1 << 20;
+    const int arch = ts_device_arch(), n = 1 << 20;
     unsigned *in = ts_malloc((size_t)n * 4);
     ts_fill_random(in, (size_t)n * 4, 0xf0);
     unsigned *ref = ts_malloc((size_t)n * 4), *out = ts_malloc((size_t)n * 4);
@@ -649,7 +610,7 @@ static void test_hw_same_kernel_every_format(void **state) {
 static void test_hw_10000_launches(void **state) {
     (void)state;
     CUmodule m = hw_module();
-    CUfunction f = get_fn(m, "counter_inc");
+    CUfunction f = ts_get_function(m, "counter_inc");
     CUdeviceptr c = dalloc(8);
     assert_cu_ok(cuMemsetD32(c, 0, 2));
     assert_cu_ok(cuCtxSynchronize());
@@ -676,7 +637,7 @@ static void test_hw_10000_launches(void **state) {
 static void test_hw_kernels_and_copies_interleaved(void **state) {
     (void)state;
     CUmodule m = hw_module();
-    CUfunction f = get_fn(m, "scale_add");
+    CUfunction f = ts_get_function(m, "scale_add");
     const unsigned n = 16u << 20; /* 64 MiB: copies take a while */
     const size_t bytes = (size_t)n * 4;
     unsigned *src = NULL, *out1 = NULL, *out2 = NULL;
@@ -722,7 +683,7 @@ static void test_hw_kernels_and_copies_interleaved(void **state) {
 static void test_hw_register_bound_kernel(void **state) {
     (void)state;
     CUmodule m = hw_module();
-    CUfunction f = get_fn(m, "regs_heavy");
+    CUfunction f = ts_get_function(m, "regs_heavy");
     int regs = 0, max_threads = 0;
     assert_cu_ok(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
     assert_cu_ok(cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f));

@@ -225,6 +225,31 @@ int ts_ctx_setup(void **state) {
     return 0;
 }
 
+int ts_hw_ctx_setup(void **state) {
+    if (!ts_have_real_gpu(NULL)) {
+        static ts_fixture none;
+        *state = &none; /* the test skips, saying why */
+        return 0;
+    }
+    return ts_ctx_setup(state);
+}
+
+int ts_device_arch(void) {
+    CUdevice dev = 0;
+    int major = 0, minor = 0;
+    assert_cu_ok(cuDeviceGet(&dev, 0));
+    assert_cu_ok(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
+    assert_cu_ok(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
+    return major * 10 + minor;
+}
+
+CUfunction ts_get_function(CUmodule m, const char *name) {
+    CUfunction f = NULL;
+    assert_cu_ok(cuModuleGetFunction(&f, m, name));
+    assert_non_null(f);
+    return f;
+}
+
 int ts_ctx_teardown(void **state) {
     ts_fixture *fx = *state;
     int rc = 0;
@@ -291,9 +316,3 @@ double ts_now(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
-
-/* ------------------------------------------------------------------ kernels */
-
-/* NVRTC, nvcc and temporary files (ts_kernels.h): compiled into this object,
- * the one support object the Makefile links into the C tests. */
-#include "support/ts_kernels.c"

@@ -1,9 +1,11 @@
 /*
  * Helpers shared by the cmocka API tests (tests/api) and the hardware tests
- * (tests/hw). C11; include this instead of <cmocka.h> and <cuda.h>.
+ * (tests/hw), and by the C++ unit tests. C11; include this instead of
+ * <cmocka.h> and <cuda.h>.
  *
  *   assert_cu(expected, call)       CUresult check that prints both names
  *   assert_bytes_equal(e, a, n)     byte-for-byte check, prints the first mismatch
+ *   assert_bytes_named(e, a, n, w)  the same, the bytes named by the string w
  *   ts_fill_random(buf, n, seed)    deterministic xorshift64* data, never all zeros
  *   ts_ctx_setup / ts_ctx_teardown  a fresh context per test (cmocka fixtures)
  *   ts_malloc                       host buffers freed by ts_ctx_teardown
@@ -21,6 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
 #include <cmocka.h>
 #include <cuda.h>
 
@@ -52,6 +57,8 @@ void ts_check_all(const void *actual, unsigned char value, size_t n, const char 
 /* Fails the test unless the n bytes are equal; prints the first differing
  * offset, both bytes there and how many bytes differ. */
 #define assert_bytes_equal(expected, actual, n) ts_check_bytes((expected), (actual), (n), #actual, __FILE__, __LINE__)
+/* The same, naming the bytes 'what' (a string) in the message. */
+#define assert_bytes_named(expected, actual, n, what) ts_check_bytes((expected), (actual), (n), (what), __FILE__, __LINE__)
 /* Fails the test unless every one of the n bytes is 'value'. */
 #define assert_bytes_all(actual, value, n) ts_check_all((actual), (value), (n), #actual, __FILE__, __LINE__)
 
@@ -91,6 +98,9 @@ int ts_group_init(void **state);
 /* Test setup: cuInit(0) and a new context on device 0, current to the calling
  * thread; *state is a ts_fixture. */
 int ts_ctx_setup(void **state);
+/* Test setup for hardware-only tests: ts_ctx_setup on a real GPU; elsewhere an
+ * empty fixture, and the test skips saying why. */
+int ts_hw_ctx_setup(void **state);
 /* Test teardown: destroys the fixture's context, frees ts_malloc buffers and
  * checks that the test left no context current (a pushed context it forgot is
  * popped and reported as a failure of the teardown). */
@@ -100,6 +110,15 @@ int ts_ctx_teardown(void **state);
 int ts_check_no_current_context(void **state);
 
 static inline ts_fixture *ts_fx(void **state) { return (ts_fixture *)*state; }
+
+/* ------------------------------------------------------------------ modules */
+
+/* Device 0's compute capability as major * 10 + minor (90 for sm_90). */
+int ts_device_arch(void);
+/* cuModuleGetFunction that fails the test unless it finds 'name'. */
+CUfunction ts_get_function(CUmodule m, const char *name);
+/* A host pointer as the CUdeviceptr that unified addressing makes of it. */
+static inline CUdeviceptr ts_dptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
 
 /* ------------------------------------------------------------------ environment */
 
@@ -129,6 +148,10 @@ double ts_now(void);
 #define TS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ------------------------------------------------------------------ kernels */
+
+#ifdef __cplusplus
+}
+#endif
 
 #include "support/ts_kernels.h"
 

@@ -1,11 +1,8 @@
 /*
- * ts_kernels.h: NVRTC (through dlopen), nvcc and temporary files.
- *
- * Not a separate object: tests/support/test_support.c includes this file (the
- * Makefile links test_support.o alone into the C tests), and C++ unit tests
- * include it themselves. Hence C that is also valid C++: explicit casts from
- * void *, no designated initialisers, no _Thread_local.
+ * ts_kernels.h: NVRTC (through dlopen), nvcc and temporary files. Its own
+ * object, linked into every test binary with test_support.o.
  */
+#define _DEFAULT_SOURCE /* mkdtemp */
 #include "support/ts_kernels.h"
 
 #include <dlfcn.h>
@@ -157,9 +154,14 @@ void *ts_compile_cubin(const char *source, const char *name, int arch, size_t *s
 }
 
 char *ts_compile_ptx(const char *source, const char *name, int arch, size_t *size) {
+    return ts_compile_ptx_opts(source, name, arch, NULL, 0, size);
+}
+
+char *ts_compile_ptx_opts(const char *source, const char *name, int arch, const char *const *options, int noptions,
+                          size_t *size) {
     char arch_option[64];
     snprintf(arch_option, sizeof arch_option, "--gpu-architecture=compute_%d", arch);
-    ts_nvrtc_program prog = ts_nvrtc_build(source, name, arch_option, NULL, 0);
+    ts_nvrtc_program prog = ts_nvrtc_build(source, name, arch_option, options, noptions);
     if (!prog) return NULL;
     size_t n = 0;
     char *out = NULL;

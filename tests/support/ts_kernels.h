@@ -7,8 +7,8 @@
  *   ts_temp_write / ts_read_file        files in a per-process temporary
  *                                       folder, removed at exit
  *
- * Plain C11 that also compiles as C++ (tests/unit includes ts_kernels.c), and
- * free of cmocka: a test decides itself whether a missing compiler is a skip
+ * Plain C11, its own object (linked into every test binary), and free of
+ * cmocka: a test decides itself whether a missing compiler is a skip
  * (ts_nvrtc_available / ts_nvcc_available say why) or a failure.
  *
  * NVRTC is found as libnvrtc.so.13 (then .so.12, libnvrtc.so) in
@@ -22,6 +22,19 @@
 #define NVLITE_TESTS_SUPPORT_TS_KERNELS_H
 
 #include <stddef.h>
+
+/* The body of a kernel (float* out, const float* in, int n) that holds 128
+ * values live at once (the stores may alias the loads): it takes as many
+ * registers as it may have, and with -maxrregcount=N exactly N. */
+#define TS_REGS_KERNEL_BODY                                              \
+    "    float v[128];\n"                                                \
+    "#pragma unroll\n"                                                   \
+    "    for (int i = 0; i < 128; ++i) v[i] = in[i * n + threadIdx.x];\n" \
+    "    float s = 0.f;\n"                                               \
+    "#pragma unroll\n"                                                   \
+    "    for (int i = 0; i < 128; ++i) s += v[i] * v[(i * 7) % 128];\n"  \
+    "#pragma unroll\n"                                                   \
+    "    for (int i = 0; i < 128; ++i) out[i * n + threadIdx.x] = v[i] * s;\n"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,6 +53,8 @@ void *ts_compile_cubin_opts(const char *source, const char *name, int arch, cons
                             size_t *size);
 /* The same for compute_<arch>: PTX text, NUL-terminated (size counts the NUL). */
 char *ts_compile_ptx(const char *source, const char *name, int arch, size_t *size);
+char *ts_compile_ptx_opts(const char *source, const char *name, int arch, const char *const *options, int noptions,
+                          size_t *size);
 
 /* 1 when nvcc exists (and is executable); else 0 and *why says why. */
 int ts_nvcc_available(const char **why);

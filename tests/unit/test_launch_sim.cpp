@@ -37,17 +37,7 @@
 #include "defs/qmd_v04.h"
 #include "kdrv/sim/sim_control.h"
 #include "nvlite/cuda.h"
-#include "support/ts_kernels.h"
-
-// cmocka last: it declares its functions without extern "C".
-#include <setjmp.h>
-#include <stdarg.h>
-extern "C" {
-#include <cmocka.h>
-}
-
-// The NVRTC helpers (C, valid C++): compiled into this test.
-#include "support/ts_kernels.c"
+#include "support/test_support.h"
 
 // Exported by the library; cuda.h declares it only under
 // CUDA_API_PER_THREAD_DEFAULT_STREAM (as the cuLaunchKernel it maps to).
@@ -60,38 +50,6 @@ namespace sim = nvl::kdrv::sim;
 namespace nv = nvl::nv;
 
 namespace {
-
-// ------------------------------------------------------------------ checks
-
-const char* cuName(CUresult r) {
-    const char* n = nullptr;
-    if (cuGetErrorName(r, &n) == CUDA_SUCCESS && n) return n;
-    static char buf[32];
-    snprintf(buf, sizeof buf, "CUresult(%d)", static_cast<int>(r));
-    return buf;
-}
-
-void checkCu(CUresult expected, CUresult actual, const char* expr, const char* file, int line) {
-    if (expected == actual) return;
-    print_error("%s:%d: %s\n    returned %s (%d), expected %s (%d)\n", file, line, expr, cuName(actual),
-                static_cast<int>(actual), cuName(expected), static_cast<int>(expected));
-    _fail(file, line);
-}
-#define assert_cu(expected, call) checkCu((expected), (call), #call, __FILE__, __LINE__)
-#define assert_cu_ok(call) assert_cu(CUDA_SUCCESS, (call))
-
-void checkBytes(const void* expected, const void* actual, size_t n, const char* what, const char* file, int line) {
-    if (n == 0 || memcmp(expected, actual, n) == 0) return;
-    const auto* e = static_cast<const uint8_t*>(expected);
-    const auto* a = static_cast<const uint8_t*>(actual);
-    size_t first = 0, count = 0;
-    while (e[first] == a[first]) ++first;
-    for (size_t i = first; i < n; ++i) count += e[i] != a[i];
-    print_error("%s:%d: %s: first difference at byte %zu of %zu (got 0x%02x, expected 0x%02x), %zu bytes differ\n",
-                file, line, what, first, n, a[first], e[first], count);
-    _fail(file, line);
-}
-#define assert_bytes(expected, actual, n, what) checkBytes((expected), (actual), (n), (what), __FILE__, __LINE__)
 
 // ------------------------------------------------------------------ kernels
 
@@ -190,18 +148,9 @@ __global__ void k_dynshared(int* out) {
 
 __global__ void __launch_bounds__(128) k_bounded(int* out) { out[threadIdx.x] = 1; }
 
-// Every v[i] is live across the sum, and the stores to 'out' may alias
-// 'in', so the compiler must hold all 128 in registers.
+// All the registers it may have (TS_REGS_KERNEL_BODY).
 __global__ void k_regs(float* out, const float* in, int n) {
-    float v[128];
-#pragma unroll
-    for (int i = 0; i < 128; ++i) v[i] = in[i * n + threadIdx.x];
-    float s = 0.f;
-#pragma unroll
-    for (int i = 0; i < 128; ++i) s += v[i] * v[(i * 7) % 128];
-#pragma unroll
-    for (int i = 0; i < 128; ++i) out[i * n + threadIdx.x] = v[i] * s;
-}
+)" TS_REGS_KERNEL_BODY R"(}
 }
 )";
 
@@ -221,10 +170,7 @@ struct Suite {
 Suite S;
 
 void requireKernels() {
-    if (!S.haveNvrtc) {
-        print_message("[  SKIP    ] %s\n", S.why ? S.why : "no kernels");
-        skip();
-    }
+    if (!S.haveNvrtc) ts_skip("%s", S.why);
 }
 
 CUfunction fn(const char* name) {
@@ -259,7 +205,7 @@ int groupSetup(void**) {
     free(cubin);
     CUresult r = cuModuleLoadData(&S.mod, S.cubin.data());
     if (r != CUDA_SUCCESS) {
-        print_error("cuModuleLoadData of the test cubin returned %s\n", cuName(r));
+        print_error("cuModuleLoadData of the test cubin returned %s\n", ts_cu_name(r));
         return -1;
     }
     return 0;
@@ -284,7 +230,7 @@ sim::LaunchRecord launchOne(CUfunction f, Dims grid, Dims block, unsigned shared
     sim::clearLaunches();
     const uint64_t before = sim::counters().launches;
     CUresult r = cuLaunchKernel(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared, nullptr, params, extra);
-    if (r != CUDA_SUCCESS) fail_msg("%s: cuLaunchKernel returned %s", what, cuName(r));
+    if (r != CUDA_SUCCESS) fail_msg("%s: cuLaunchKernel returned %s", what, ts_cu_name(r));
     assert_cu_ok(cuCtxSynchronize());
     auto log = sim::launches();
     if (log.size() != 1) fail_msg("%s: the sim recorded %zu launches, expected 1", what, log.size());
@@ -307,47 +253,54 @@ void expectParams(const sim::LaunchRecord& r, const void* expected, size_t n, co
         fail_msg("%s: constant bank 0 holds %zu bytes, the parameters end at 0x%zx", what, r.cb0.size(),
                  kParamBase + n);
     assert_true(r.cb0Size >= kParamBase + n);
-    assert_bytes(expected, r.cb0.data() + kParamBase, n, what);
+    assert_bytes_named(expected, r.cb0.data() + kParamBase, n, what);
 }
 
+// A kernel parameter's bytes within the host struct that mirrors the list.
+struct Param {
+    size_t offset, size;
+};
+#define PARAM(T, m) Param{offsetof(T, m), sizeof(static_cast<T*>(nullptr)->m)}
+
 // The parameter offsets the loader took from the cubin equal the ABI's.
-void expectLayout(CUfunction f, const std::vector<size_t>& offsets, const std::vector<size_t>& sizes) {
+void expectLayout(CUfunction f, const std::vector<Param>& params) {
     nvl::core::Function* fun = nvl::core::Function::fromHandle(f);
     assert_non_null(fun);
     const auto& k = fun->kernel();
     assert_int_equal(k.paramBase, kParamBase);
-    assert_int_equal(k.params.size(), offsets.size());
-    for (size_t i = 0; i < offsets.size(); ++i) {
-        if (k.params[i].offset != offsets[i] || k.params[i].size != sizes[i])
+    assert_int_equal(k.params.size(), params.size());
+    for (size_t i = 0; i < params.size(); ++i) {
+        if (k.params[i].offset != params[i].offset || k.params[i].size != params[i].size)
             fail_msg("%s parameter %zu: the cubin says offset %u size %u, the ABI offset %zu size %zu",
-                     fun->name().c_str(), i, k.params[i].offset, k.params[i].size, offsets[i], sizes[i]);
+                     fun->name().c_str(), i, k.params[i].offset, k.params[i].size, params[i].offset, params[i].size);
     }
 }
 
-// Parameter i occupies [offsets[i], offsets[i] + sizes[i]) of 'args'.
-// Returns a copy of args with every byte outside the parameters set to 0xa5.
-std::vector<uint8_t> withPaddingMarked(const void* args, size_t n, const std::vector<size_t>& offsets,
-                                       const std::vector<size_t>& sizes) {
-    std::vector<uint8_t> out(n, 0xa5);
-    for (size_t i = 0; i < offsets.size(); ++i)
-        memcpy(out.data() + offsets[i], static_cast<const uint8_t*>(args) + offsets[i], sizes[i]);
+// A copy of the n bytes of 'args' with every byte between parameters set to
+// 'gap'; a parameter's own bytes (a struct's inner padding too) stay as they are.
+std::vector<uint8_t> withGaps(const void* args, size_t n, const std::vector<Param>& params, uint8_t gap) {
+    std::vector<uint8_t> out(n, gap);
+    for (const Param& p : params)
+        memcpy(out.data() + p.offset, static_cast<const uint8_t*>(args) + p.offset, p.size);
     return out;
 }
 
-// Both forms, with padding bytes of the 'extra' buffer set to 0xa5 (libcuda
-// copies that buffer whole) and zero through kernelParams.
-void checkParams(const char* kernel, void* args, const std::vector<size_t>& offsets, const std::vector<size_t>& sizes) {
+// Launches 'kernel' with 'args' both ways and checks constant bank 0. Through
+// kernelParams each parameter is copied whole and the gaps between them are
+// zero; through 'extra' the buffer goes whole, gaps (set to 0xa5) included,
+// as libcuda copies it.
+void checkParams(const char* kernel, void* args, const std::vector<Param>& params) {
     CUfunction f = fn(kernel);
-    expectLayout(f, offsets, sizes);
-    const size_t n = offsets.back() + sizes.back();
-    std::vector<void*> params;
-    for (size_t off : offsets) params.push_back(static_cast<uint8_t*>(args) + off);
+    expectLayout(f, params);
+    const size_t n = params.back().offset + params.back().size;
+    std::vector<void*> pointers;
+    for (const Param& p : params) pointers.push_back(static_cast<uint8_t*>(args) + p.offset);
 
     std::string what = std::string(kernel) + " (kernelParams)";
-    sim::LaunchRecord a = launchOne(f, {1, 1, 1}, {32, 1, 1}, 0, params.data(), nullptr, what.c_str());
-    expectParams(a, args, n, what.c_str());
+    sim::LaunchRecord a = launchOne(f, {1, 1, 1}, {32, 1, 1}, 0, pointers.data(), nullptr, what.c_str());
+    expectParams(a, withGaps(args, n, params, 0).data(), n, what.c_str());
 
-    std::vector<uint8_t> buffer = withPaddingMarked(args, n, offsets, sizes);
+    std::vector<uint8_t> buffer = withGaps(args, n, params, 0xa5);
     size_t size = n;
     void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                      CU_LAUNCH_PARAM_END};
@@ -355,16 +308,6 @@ void checkParams(const char* kernel, void* args, const std::vector<size_t>& offs
     sim::LaunchRecord b = launchOne(f, {1, 1, 1}, {32, 1, 1}, 0, nullptr, extra, what.c_str());
     expectParams(b, buffer.data(), n, what.c_str());
 }
-
-template <class T>
-void fillRandom(T* v, uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    auto* p = reinterpret_cast<uint8_t*>(v);
-    for (size_t i = 0; i < sizeof(T); ++i) p[i] = static_cast<uint8_t>(rng() | 1);
-}
-
-#define OFF(T, m) offsetof(T, m)
-#define SZ(T, m) sizeof(static_cast<T*>(nullptr)->m)
 
 // ------------------------------------------------------------------ parameters
 
@@ -374,7 +317,7 @@ void test_params_pointers(void**) {
         uint64_t a, b, c, d;
     } args;
     args = {0x00007f0012345678ull, 0x1122334455667788ull, 0xffffffffffffffffull, 0x0000000100000000ull};
-    checkParams("k_ptrs", &args, {OFF(A, a), OFF(A, b), OFF(A, c), OFF(A, d)}, {8, 8, 8, 8});
+    checkParams("k_ptrs", &args, {PARAM(A, a), PARAM(A, b), PARAM(A, c), PARAM(A, d)});
 }
 
 void test_params_scalars(void**) {
@@ -389,7 +332,7 @@ void test_params_scalars(void**) {
         unsigned char u;
         uint64_t out;
     } args;
-    memset(&args, 0, sizeof args);
+    ts_fill_random(&args, sizeof args, 101);  // gaps and inner padding too
     args.c = -3;
     args.s = -12345;
     args.i = 0x7eadbeef;
@@ -398,9 +341,7 @@ void test_params_scalars(void**) {
     args.d = -1.0e300;
     args.u = 0xfe;
     args.out = 0xdeadbeefcafef00dull;
-    checkParams("k_scalars", &args,
-                {OFF(A, c), OFF(A, s), OFF(A, i), OFF(A, l), OFF(A, f), OFF(A, d), OFF(A, u), OFF(A, out)},
-                {1, 2, 4, 8, 4, 8, 1, 8});
+    checkParams("k_scalars", &args, {PARAM(A, c), PARAM(A, s), PARAM(A, i), PARAM(A, l), PARAM(A, f), PARAM(A, d), PARAM(A, u), PARAM(A, out)});
 }
 
 void test_params_vectors(void**) {
@@ -414,7 +355,7 @@ void test_params_vectors(void**) {
         double e;
         uint64_t out;
     } args;
-    memset(&args, 0, sizeof args);
+    ts_fill_random(&args, sizeof args, 102);  // gaps and inner padding too
     args.a = {1.5f, -2.5f};
     args.c = 'x';
     args.b = {1.f, 2.f, 3.f, 4.f};
@@ -423,8 +364,7 @@ void test_params_vectors(void**) {
     args.e = 6.02e23;
     args.out = 0x1000;
     static_assert(offsetof(A, b) == 16 && offsetof(A, d) == 40);
-    checkParams("k_vectors", &args, {OFF(A, a), OFF(A, c), OFF(A, b), OFF(A, s), OFF(A, d), OFF(A, e), OFF(A, out)},
-                {8, 1, 16, 2, 8, 8, 8});
+    checkParams("k_vectors", &args, {PARAM(A, a), PARAM(A, c), PARAM(A, b), PARAM(A, s), PARAM(A, d), PARAM(A, e), PARAM(A, out)});
 }
 
 void test_params_struct_with_padding(void**) {
@@ -435,7 +375,7 @@ void test_params_struct_with_padding(void**) {
         int tail;
         uint64_t out;
     } args;
-    memset(&args, 0, sizeof args);
+    ts_fill_random(&args, sizeof args, 103);  // gaps and inner padding too
     args.c = 1;
     args.p.c = 2;
     args.p.d = 3.0;
@@ -443,9 +383,10 @@ void test_params_struct_with_padding(void**) {
     args.p.i = 5;
     args.tail = 6;
     args.out = 7;
-    // The struct goes whole, its own padding included: through kernelParams
-    // libcuda copies sizeof(Padded) bytes from the pointer.
-    checkParams("k_struct", &args, {OFF(A, c), OFF(A, p), OFF(A, tail), OFF(A, out)}, {1, 24, 4, 8});
+    // The struct goes whole, its own (random) padding included: through
+    // kernelParams libcuda copies sizeof(Padded) bytes from the pointer.
+    static_assert(sizeof(Padded) == 24);
+    checkParams("k_struct", &args, {PARAM(A, c), PARAM(A, p), PARAM(A, tail), PARAM(A, out)});
 }
 
 void test_params_twenty_mixed(void**) {
@@ -472,7 +413,7 @@ void test_params_twenty_mixed(void**) {
         float a18;
         char a19;
     } args;
-    memset(&args, 0, sizeof args);
+    ts_fill_random(&args, sizeof args, 104);  // gaps and inner padding too
     std::mt19937_64 rng(20);
     args.a0 = 1;
     args.a1 = static_cast<int>(rng());
@@ -497,11 +438,7 @@ void test_params_twenty_mixed(void**) {
     args.a17.i = 1700;
     args.a18 = 18.f;
     args.a19 = 19;
-    checkParams("k_many", &args,
-                {OFF(A, a0), OFF(A, a1), OFF(A, a2), OFF(A, a3), OFF(A, a4), OFF(A, a5), OFF(A, a6),
-                 OFF(A, a7), OFF(A, a8), OFF(A, a9), OFF(A, a10), OFF(A, a11), OFF(A, a12), OFF(A, a13),
-                 OFF(A, a14), OFF(A, a15), OFF(A, a16), OFF(A, a17), OFF(A, a18), OFF(A, a19)},
-                {1, 4, 8, 2, 8, 8, 1, 8, 4, 8, 1, 16, 2, 8, 4, 1, 8, 24, 4, 1});
+    checkParams("k_many", &args, {PARAM(A, a0), PARAM(A, a1), PARAM(A, a2), PARAM(A, a3), PARAM(A, a4), PARAM(A, a5), PARAM(A, a6), PARAM(A, a7), PARAM(A, a8), PARAM(A, a9), PARAM(A, a10), PARAM(A, a11), PARAM(A, a12), PARAM(A, a13), PARAM(A, a14), PARAM(A, a15), PARAM(A, a16), PARAM(A, a17), PARAM(A, a18), PARAM(A, a19)});
 }
 
 void test_params_4k_struct(void**) {
@@ -512,17 +449,17 @@ void test_params_4k_struct(void**) {
         int after;
         uint64_t out;
     } args;
-    memset(&args, 0, sizeof args);
+    ts_fill_random(&args, sizeof args, 105);  // gaps and inner padding too
     args.first = 0x01020304;
-    fillRandom(&args.b, 4096);
+    ts_fill_random(&args.b, sizeof args.b, 4096);
     args.after = 0x0a0b0c0d;
     args.out = 0x2000;
     static_assert(offsetof(A, after) == 4100);
-    checkParams("k_big", &args, {OFF(A, first), OFF(A, b), OFF(A, after), OFF(A, out)}, {4, 4096, 4, 8});
+    checkParams("k_big", &args, {PARAM(A, first), PARAM(A, b), PARAM(A, after), PARAM(A, out)});
 
     Big only;
-    fillRandom(&only, 4097);
-    checkParams("k_big4k", &only, {0}, {4096});
+    ts_fill_random(&only, sizeof only, 4097);
+    checkParams("k_big4k", &only, {{0, sizeof only}});
 }
 
 void test_params_largest_block(void**) {
@@ -532,9 +469,9 @@ void test_params_largest_block(void**) {
         int last;
     };
     static A args;
-    fillRandom(&args, 32764);
+    ts_fill_random(&args, sizeof args, 32764);
     static_assert(sizeof(A) == 32764);
-    checkParams("k_huge", &args, {0, offsetof(A, last)}, {32760, 4});
+    checkParams("k_huge", &args, {PARAM(A, b), PARAM(A, last)});
 }
 
 void test_params_none(void**) {
@@ -694,8 +631,8 @@ void test_qmd_program_address_in_module(void**) {
         size_t off = 0, size = 0;
         assert_true(elfSection(S.cubin, std::string(".text.") + name, &off, &size));
         assert_int_equal(size, k->textSize);
-        assert_bytes(S.cubin.data() + off, image.bytes.data() + k->textOffset, size, name);
-        assert_bytes(S.cubin.data() + off, reinterpret_cast<const void*>(pc), size, name);
+        assert_bytes_named(S.cubin.data() + off, image.bytes.data() + k->textOffset, size, name);
+        assert_bytes_named(S.cubin.data() + off, reinterpret_cast<const void*>(pc), size, name);
         // Bank 0 is at least as large as the cubin's .nv.constant0.<kernel>.
         assert_true(elfSection(S.cubin, std::string(".nv.constant0.") + name, &off, &size));
         if (r.cb0Size < size) fail_msg("%s: bank 0 is %u bytes, .nv.constant0 %zu", name, r.cb0Size, size);
@@ -747,7 +684,7 @@ void test_qmd_module_constant_bank(void**) {
     int table[64];
     assert_cu_ok(cuMemcpyDtoH(table, c, sizeof table));
     const int first[8] = {11, 22, 33, 44, 55, 66, 77, 88};
-    assert_bytes(first, table, sizeof first, "c_table");
+    assert_bytes_named(first, table, sizeof first, "c_table");
     for (int i = 8; i < 64; ++i) assert_int_equal(table[i], 0);
 
     uint64_t p = 0x1000;
@@ -921,7 +858,7 @@ void test_limits_geometry(void**) {
                                     params, nullptr);
         if (r != CUDA_ERROR_INVALID_VALUE)
             fail_msg("grid %ux%ux%u block %ux%ux%u: %s, expected CUDA_ERROR_INVALID_VALUE", b.grid.x, b.grid.y,
-                     b.grid.z, b.block.x, b.block.y, b.block.z, cuName(r));
+                     b.grid.z, b.block.x, b.block.y, b.block.z, ts_cu_name(r));
     }
     guard.check("bad geometry");
     // The stream still works.
@@ -1126,7 +1063,7 @@ int floodChild(const char* cubinPath) {
     for (int i = 0; i < kFloodLaunches; ++i) {
         CUresult r = cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr);
         if (r != CUDA_SUCCESS) {
-            fprintf(stderr, "flood: launch %d returned %s\n", i, cuName(r));
+            fprintf(stderr, "flood: launch %d returned %s\n", i, ts_cu_name(r));
             _exit(4);
         }
         launched.store(i + 1);
@@ -1136,7 +1073,7 @@ int floodChild(const char* cubinPath) {
     finished.store(true);
     watchdog.join();
     if (r != CUDA_SUCCESS) {
-        fprintf(stderr, "flood: cuCtxSynchronize returned %s\n", cuName(r));
+        fprintf(stderr, "flood: cuCtxSynchronize returned %s\n", ts_cu_name(r));
         return 5;
     }
     const uint64_t ran = sim::counters().launches;

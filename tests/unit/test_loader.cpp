@@ -1,6 +1,7 @@
 // Loader tests on SASS inputs: cubins from nvcc and NVRTC, fatbins, the
 // prebuilt tests/data cubin (runs without a toolkit), relocation, JIT options.
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -10,13 +11,6 @@
 #include "loader/relocation.h"
 #include "test_loader_support.h"
 
-// cmocka last: it declares its functions without extern "C".
-#include <setjmp.h>
-#include <stdarg.h>
-extern "C" {
-#include <cmocka.h>
-}
-
 using namespace nvl;
 using namespace nvl::loader;
 using namespace loadertest;
@@ -25,51 +19,44 @@ namespace {
 
 // Inputs built once: everything the toolkit can make in a few seconds.
 struct Inputs {
-    bool nvccOk = false, nvrtcOk = false, fatbinaryOk = false;
+    Tool nvcc, nvrtc, fatbinary;  // fatbinary: with NVRTC's outputs
     std::vector<uint8_t> prebuilt;  // tests/data/loader_kernels.sm_90.cubin
     std::vector<uint8_t> nvccCubin;
     std::string ptxasLog;
     std::vector<uint8_t> nvrtcCubin, cubin80, ptx90;
-    std::vector<uint8_t> fatBoth, fatElfZstd, fat80, fat90a;
+    std::vector<uint8_t> fatBoth, fatElfZstd, fat80;
 };
 
 Inputs& inputs() {
     static Inputs in = [] {
         Inputs r;
-        r.prebuilt = readFile(dataPath("loader_kernels.sm_90.cubin"));
-        std::string src = kernelSource();
-        if (src.empty()) return r;
-        if (haveNvcc()) {
+        r.prebuilt = prebuiltCubin();
+        const std::string src = kernelSource();
+        r.nvcc.present = haveProgram("nvcc");
+        if (r.nvcc.present) {
             r.nvccCubin = nvcc(src, "-cubin -arch=sm_90 -Xptxas -v", "cubin", &r.ptxasLog);
-            r.nvccOk = !r.nvccCubin.empty();
+            r.nvcc.built = !r.nvccCubin.empty();
         }
-        Nvrtc& rtc = Nvrtc::get();
-        if (rtc.ok()) {
-            r.nvrtcCubin = rtc.compile(src, {"-arch=sm_90"});
-            r.cubin80 = rtc.compile(src, {"-arch=sm_80"});
-            r.ptx90 = rtc.compile(src, {"-arch=compute_90"});
-            r.nvrtcOk = !r.nvrtcCubin.empty() && !r.cubin80.empty() && !r.ptx90.empty();
+        r.nvrtc.present = ts_nvrtc_available(nullptr);
+        if (r.nvrtc.present) {
+            r.nvrtcCubin = nvrtcCubin(src, 90);
+            r.cubin80 = nvrtcCubin(src, 80);
+            r.ptx90 = nvrtcPtx(src, 90);
+            r.nvrtc.built = !r.nvrtcCubin.empty() && !r.cubin80.empty() && !r.ptx90.empty();
         }
-        if (r.nvrtcOk && haveFatbinary()) {
+        r.fatbinary.present = r.nvrtc.present && haveProgram("fatbinary");
+        if (r.fatbinary.present && r.nvrtc.built) {
             std::string c90 = saveTemp("k90.cubin", r.nvrtcCubin), c80 = saveTemp("k80.cubin", r.cubin80);
             std::string p90 = saveTemp("k90.ptx", r.ptx90);
             r.fatBoth = fatbinary({"kind=elf,sm=90,file=" + c90, "kind=ptx,sm=90,file=" + p90});
             r.fatElfZstd = fatbinary({"kind=elf,sm=90,file=" + c90}, "--compress-all");
             r.fat80 = fatbinary({"kind=elf,sm=80,file=" + c80});
-            r.fatbinaryOk = !r.fatBoth.empty() && !r.fatElfZstd.empty() && !r.fat80.empty();
+            r.fatbinary.built = !r.fatBoth.empty() && !r.fatElfZstd.empty() && !r.fat80.empty();
         }
         return r;
     }();
     return in;
 }
-
-#define NEED(cond, what)                                                  \
-    do {                                                                  \
-        if (!(cond)) {                                                    \
-            print_message("skipped: %s not available\n", what);           \
-            skip();                                                       \
-        }                                                                 \
-    } while (0)
 
 Image loadOk(const std::vector<uint8_t>& bytes, uint32_t major = 9, uint32_t minor = 0) {
     JitOptions jit;
@@ -189,17 +176,16 @@ void checkKernelsCu(const Image& im) {
 
 void test_prebuilt_cubin(void**) {
     auto& in = inputs();
-    NEED(!in.prebuilt.empty(), "tests/data/loader_kernels.sm_90.cubin");
     checkKernelsCu(loadOk(in.prebuilt));
 }
 
 void test_nvcc_cubin(void**) {
-    NEED(inputs().nvccOk, "nvcc");
+    NEED(inputs().nvcc, "nvcc");
     checkKernelsCu(loadOk(inputs().nvccCubin));
 }
 
 void test_nvrtc_cubin(void**) {
-    NEED(inputs().nvrtcOk, "NVRTC");
+    NEED(inputs().nvrtc, "NVRTC");
     checkKernelsCu(loadOk(inputs().nvrtcCubin));
 }
 
@@ -207,7 +193,7 @@ void test_nvrtc_cubin(void**) {
 // when it built the cubin (nvcc -Xptxas -v).
 void test_kernel_resources_match_ptxas(void**) {
     auto& in = inputs();
-    NEED(in.nvccOk, "nvcc");
+    NEED(in.nvcc, "nvcc");
     struct Stats { int regs = -1, barriers = 0, smem = 0, stack = 0; };
     std::map<std::string, Stats> stats;
     // The number right before (or after) a marker on a ptxas line.
@@ -254,7 +240,6 @@ void test_kernel_resources_match_ptxas(void**) {
 // nothing else changes, and the values point where they should.
 void test_relocation_at_two_bases(void**) {
     auto& in = inputs();
-    NEED(!in.prebuilt.empty(), "tests/data/loader_kernels.sm_90.cubin");
     Image a = loadOk(in.prebuilt), b = a;
     const uint64_t baseA = 0x7f1200000000ull, baseB = 0x200000ull;
     assert_true(relocate(a, baseA).ok());
@@ -345,7 +330,7 @@ void test_relocate_rejects_what_it_cannot_apply(void**) {
 // SASS for the GPU is used as is: no compiler needed even with one installed.
 void test_fatbin_selects_sass(void**) {
     auto& in = inputs();
-    NEED(in.fatbinaryOk, "NVRTC and fatbinary");
+    NEED(in.fatbinary, "NVRTC and fatbinary");
     nvjitlink::setLibraryPathForTesting("/nonexistent/libnvJitLink.so");
     JitOptions jit;
     Result<Image> r = load(in.fatBoth.data(), in.fatBoth.size(), 9, 0, jit);
@@ -359,7 +344,7 @@ void test_fatbin_selects_sass(void**) {
 
 void test_fatbin_without_code_for_the_gpu(void**) {
     auto& in = inputs();
-    NEED(in.fatbinaryOk, "NVRTC and fatbinary");
+    NEED(in.fatbinary, "NVRTC and fatbinary");
     assert_int_equal(loadCode(in.fat80, 9, 0), CUDA_ERROR_NO_BINARY_FOR_GPU);
     Image im = loadOk(in.fat80, 8, 6);  // sm_80 SASS runs on 8.6
     assert_int_equal(im.smVersion, 80);
@@ -371,7 +356,6 @@ void test_fatbin_without_code_for_the_gpu(void**) {
 // Fatbins made by our own writer around the prebuilt cubin (no toolkit).
 void test_hand_made_fatbins(void**) {
     auto& in = inputs();
-    NEED(!in.prebuilt.empty(), "tests/data/loader_kernels.sm_90.cubin");
     checkKernelsCu(loadOk(makeFatbin({{2, 80, 0x11, in.prebuilt}, {2, 90, 0x11, in.prebuilt}})));
     Image a = loadOk(makeFatbin({{2, 90, 0x100011, in.prebuilt}}));
     assert_true(a.archSpecific);
@@ -385,7 +369,6 @@ void test_hand_made_fatbins(void**) {
 // cuModuleLoadData / cuModuleLoadFatBinary give a bare pointer.
 void test_unknown_size_and_wrapper(void**) {
     auto& in = inputs();
-    NEED(!in.prebuilt.empty(), "tests/data/loader_kernels.sm_90.cubin");
     JitOptions jit;
     Result<Image> r = load(in.prebuilt.data(), kUnknownSize, 9, 0, jit);
     assert_true(r.ok());
@@ -418,9 +401,8 @@ void test_unknown_size_and_wrapper(void**) {
 
 void test_load_file(void**) {
     auto& in = inputs();
-    NEED(!in.prebuilt.empty(), "tests/data/loader_kernels.sm_90.cubin");
     JitOptions jit;
-    Result<Image> r = loadFile(dataPath("loader_kernels.sm_90.cubin").c_str(), 9, 0, jit);
+    Result<Image> r = loadFile("tests/data/loader_kernels.sm_90.cubin", 9, 0, jit);
     assert_true(r.ok());
     checkKernelsCu(*r);
     std::string fat = saveTemp("hand.fatbin", makeFatbin({{2, 90, 0x11, in.prebuilt}}));

@@ -1,5 +1,7 @@
 // Loader tests that compile or link through nvJitLink: plain PTX, PTX-only
 // fatbins (zstd and LZ4), JIT logs and errors, relocatable cubins, the Linker.
+#include <dlfcn.h>
+
 #include <string>
 #include <vector>
 
@@ -9,13 +11,6 @@
 #include "loader/nvjitlink.h"
 #include "loader/relocation.h"
 #include "test_loader_support.h"
-
-// cmocka last: it declares its functions without extern "C".
-#include <setjmp.h>
-#include <stdarg.h>
-extern "C" {
-#include <cmocka.h>
-}
 
 using namespace nvl;
 using namespace nvl::loader;
@@ -44,8 +39,8 @@ const char kCalleeCu[] =
     "__device__ __noinline__ int work(int x) { int s = 0; for (int i = 0; i < x; ++i) s += i * x; return s; }\n";
 
 struct Inputs {
-    bool jitOk = false;          // NVRTC + nvJitLink
-    bool fatbinaryOk = false;
+    Tool jit;        // NVRTC + nvJitLink
+    Tool fatbinary;  // with NVRTC's PTX
     std::vector<uint8_t> ptx90, ptx80, fatPtxZstd, fatPtxLz4, fat80Ptx, callerPtx, calleeCubin, relocatable;
 };
 
@@ -61,35 +56,28 @@ bool haveNvJitLink() {
 Inputs& inputs() {
     static Inputs in = [] {
         Inputs r;
-        std::string src = kernelSource();
-        Nvrtc& rtc = Nvrtc::get();
-        if (src.empty() || !rtc.ok() || !haveNvJitLink()) return r;
-        r.ptx90 = rtc.compile(src, {"-arch=compute_90"});
-        r.ptx80 = rtc.compile(src, {"-arch=compute_80"});
-        r.callerPtx = rtc.compile(kCallerCu, {"-arch=compute_90", "-rdc=true"});
-        r.calleeCubin = rtc.compile(kCalleeCu, {"-arch=sm_90", "-rdc=true"});
-        r.relocatable = rtc.compile(src, {"-arch=sm_90", "-rdc=true"});
-        r.jitOk = !r.ptx90.empty() && !r.ptx80.empty() && !r.callerPtx.empty() && !r.calleeCubin.empty() &&
-                  !r.relocatable.empty();
-        if (r.jitOk && haveFatbinary()) {
+        const std::string src = kernelSource();
+        r.jit.present = ts_nvrtc_available(nullptr) && haveNvJitLink();
+        if (!r.jit.present) return r;
+        r.ptx90 = nvrtcPtx(src, 90);
+        r.ptx80 = nvrtcPtx(src, 80);
+        r.callerPtx = nvrtcPtx(kCallerCu, 90, {"-rdc=true"});
+        r.calleeCubin = nvrtcCubin(kCalleeCu, 90, {"-rdc=true"});
+        r.relocatable = nvrtcCubin(src, 90, {"-rdc=true"});
+        r.jit.built = !r.ptx90.empty() && !r.ptx80.empty() && !r.callerPtx.empty() && !r.calleeCubin.empty() &&
+                      !r.relocatable.empty();
+        r.fatbinary.present = haveProgram("fatbinary");
+        if (r.jit.built && r.fatbinary.present) {
             std::string p90 = saveTemp("j90.ptx", r.ptx90), p80 = saveTemp("j80.ptx", r.ptx80);
             r.fatPtxZstd = fatbinary({"kind=ptx,sm=90,file=" + p90});  // zstd: the default, as nvcc 13 does
             r.fatPtxLz4 = fatbinary({"kind=ptx,sm=90,file=" + p90}, "--compress-mode=speed");
             r.fat80Ptx = fatbinary({"kind=ptx,sm=80,file=" + p80});
-            r.fatbinaryOk = !r.fatPtxZstd.empty() && !r.fatPtxLz4.empty() && !r.fat80Ptx.empty();
+            r.fatbinary.built = !r.fatPtxZstd.empty() && !r.fatPtxLz4.empty() && !r.fat80Ptx.empty();
         }
         return r;
     }();
     return in;
 }
-
-#define NEED(cond, what)                                                  \
-    do {                                                                  \
-        if (!(cond)) {                                                    \
-            print_message("skipped: %s not available\n", what);           \
-            skip();                                                       \
-        }                                                                 \
-    } while (0)
 
 uint16_t fatbinFlagsOfFirstEntry(const std::vector<uint8_t>& fat) {
     uint64_t flags;
@@ -117,7 +105,7 @@ void checkJitImage(const Image& im, uint32_t ptxVersion) {
 
 void test_plain_ptx(void**) {
     auto& in = inputs();
-    NEED(in.jitOk, "NVRTC and nvJitLink");
+    NEED(in.jit, "NVRTC and nvJitLink");
     char info[8192];
     CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE,
                            CU_JIT_WALL_TIME};
@@ -152,7 +140,8 @@ void test_plain_ptx(void**) {
 
 void test_ptx_only_fatbins(void**) {
     auto& in = inputs();
-    NEED(in.jitOk && in.fatbinaryOk, "NVRTC, nvJitLink and fatbinary");
+    NEED(in.jit, "NVRTC and nvJitLink");
+    NEED(in.fatbinary, "fatbinary");
     assert_int_equal(fatbinFlagsOfFirstEntry(in.fatPtxZstd) & 0xa000, 0x8000);  // really zstd
     assert_int_equal(fatbinFlagsOfFirstEntry(in.fatPtxLz4) & 0xa000, 0x2000);   // really LZ4
     JitOptions jit;
@@ -171,7 +160,7 @@ void test_ptx_only_fatbins(void**) {
 }
 
 void test_ptx_errors_fill_logs(void**) {
-    NEED(inputs().jitOk, "NVRTC and nvJitLink");
+    NEED(inputs().jit, "NVRTC and nvJitLink");
     char info[256], error[4096];
     memset(info, 'X', sizeof info);
     CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
@@ -206,7 +195,7 @@ void test_ptx_errors_fill_logs(void**) {
 
 void test_jit_compiler_not_found(void**) {
     auto& in = inputs();
-    NEED(in.jitOk, "NVRTC and nvJitLink");
+    NEED(in.jit, "NVRTC and nvJitLink");
     char error[512] = "unchanged";
     CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void* values[] = {error, reinterpret_cast<void*>(uintptr_t{sizeof error})};
@@ -226,7 +215,7 @@ void test_jit_compiler_not_found(void**) {
 
 void test_jit_options_reach_the_compiler(void**) {
     auto& in = inputs();
-    NEED(in.jitOk, "NVRTC and nvJitLink");
+    NEED(in.jit, "NVRTC and nvJitLink");
     CUjit_option opts[] = {CU_JIT_MAX_REGISTERS};
     void* values[] = {reinterpret_cast<void*>(uintptr_t{16})};
     JitOptions jit;
@@ -241,7 +230,7 @@ void test_jit_options_reach_the_compiler(void**) {
 // linking it first.
 void test_relocatable_cubin(void**) {
     auto& in = inputs();
-    NEED(in.jitOk, "NVRTC and nvJitLink");
+    NEED(in.jit, "NVRTC and nvJitLink");
     uint16_t type;
     memcpy(&type, in.relocatable.data() + 16, 2);
     assert_int_equal(type, 1);  // ET_REL
@@ -254,7 +243,7 @@ void test_relocatable_cubin(void**) {
 
 void test_linker_ptx_and_cubin(void**) {
     auto& in = inputs();
-    NEED(in.jitOk, "NVRTC and nvJitLink");
+    NEED(in.jit, "NVRTC and nvJitLink");
     char info[4096], error[4096];
     CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};

@@ -1,21 +1,19 @@
 // Helpers for the loader tests: real inputs made at test time with the CUDA
-// toolkit (NVRTC through dlopen, nvcc and fatbinary as programs), a temporary
-// directory, the prebuilt cubin in tests/data, and a small fatbin writer.
-// The library itself never uses the toolkit; the tests may.
+// toolkit (NVRTC and temporary files from tests/support/ts_kernels.h, nvcc and
+// fatbinary as programs), the prebuilt cubin in tests/data, and a small fatbin
+// writer. The library itself never uses the toolkit; the tests may.
 #pragma once
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "support/test_support.h"
 
 namespace loadertest {
 
@@ -24,51 +22,65 @@ inline std::string cudaHome() {
     return h && *h ? h : "/usr/local/cuda";
 }
 
-inline bool fileExists(const std::string& p) { return access(p.c_str(), F_OK) == 0; }
+// Takes over a malloc'ed buffer from the ts_* helpers.
+inline std::vector<uint8_t> adopt(void* p, size_t n) {
+    std::vector<uint8_t> v;
+    if (p) v.assign(static_cast<uint8_t*>(p), static_cast<uint8_t*>(p) + n);
+    free(p);
+    return v;
+}
 
 inline std::vector<uint8_t> readFile(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) return {};
-    std::stringstream s;
-    s << f.rdbuf();
-    std::string d = s.str();
-    return {d.begin(), d.end()};
+    size_t n = 0;
+    void* p = ts_read_file(path.c_str(), &n);
+    return adopt(p, n);
 }
 
-inline bool writeFile(const std::string& path, const void* data, size_t size) {
-    FILE* f = fopen(path.c_str(), "wb");
-    if (!f) return false;
-    bool ok = fwrite(data, 1, size, f) == size;
-    return fclose(f) == 0 && ok;
+// Writes 'bytes' into the tests' temporary folder; returns the path ("" on failure).
+inline std::string saveTemp(const std::string& name, const std::vector<uint8_t>& bytes) {
+    char* p = ts_temp_write(name.c_str(), bytes.data(), bytes.size());
+    std::string path = p ? p : "";
+    free(p);
+    return path;
 }
 
-inline bool writeFile(const std::string& path, const std::string& s) { return writeFile(path, s.data(), s.size()); }
-
-// A directory under /tmp removed at exit.
-inline const std::string& tempDir() {
-    static std::string dir = [] {
-        char tmpl[] = "/tmp/nvlite-loader-XXXXXX";
-        std::string d = mkdtemp(tmpl) ? tmpl : "/tmp";
-        static std::string forCleanup = d;
-        atexit([] {
-            std::string cmd = "rm -rf '" + forCleanup + "'";
-            if (system(cmd.c_str()) != 0) {}
-        });
-        return d;
-    }();
-    return dir;
+// Files in tests/data, which the repository holds: a missing one fails the
+// test (the suite runs from the repository root).
+inline const std::vector<uint8_t>& dataFile(const char* name) {
+    static std::vector<std::pair<std::string, std::vector<uint8_t>>> cache;
+    for (const auto& [n, bytes] : cache)
+        if (n == name) return bytes;
+    std::vector<uint8_t> bytes = readFile(std::string("tests/data/") + name);
+    if (bytes.empty()) fail_msg("tests/data/%s cannot be read (run the tests from the repository root)", name);
+    cache.emplace_back(name, std::move(bytes));
+    return cache.back().second;
 }
-
-inline std::string dataPath(const char* name) { return std::string("tests/data/") + name; }
-
+inline const std::vector<uint8_t>& prebuiltCubin() { return dataFile("loader_kernels.sm_90.cubin"); }
 inline std::string kernelSource() {
-    std::vector<uint8_t> s = readFile(dataPath("loader_kernels.cu"));
+    const std::vector<uint8_t>& s = dataFile("loader_kernels.cu");
     return {s.begin(), s.end()};
 }
 
+// A toolkit program the inputs need: whether it is here, and whether what
+// was built with it came out. NEED skips a test when the tool is absent and
+// fails it when the tool is there but building the inputs failed.
+struct Tool {
+    bool present = false;
+    bool built = false;
+};
+#define NEED(tool, what)                                                                            \
+    do {                                                                                            \
+        if (!(tool).present) ts_skip("%s not available", what);                                     \
+        if (!(tool).built) fail_msg("%s is here but building the test inputs with it failed", what); \
+    } while (0)
+
+inline bool haveProgram(const char* name) { return access((cudaHome() + "/bin/" + name).c_str(), X_OK) == 0; }
+
 // Runs a shell command; its output goes to 'log' when given.
 inline bool run(const std::string& cmd, std::string* log = nullptr) {
-    std::string logPath = tempDir() + "/cmd.log";
+    static int n = 0;
+    std::string logPath = saveTemp("cmd" + std::to_string(n++) + ".log", {});
+    if (logPath.empty()) return false;
     int rc = system((cmd + " >'" + logPath + "' 2>&1").c_str());
     if (log) {
         auto l = readFile(logPath);
@@ -77,115 +89,54 @@ inline bool run(const std::string& cmd, std::string* log = nullptr) {
     return rc == 0;
 }
 
-inline bool haveNvcc() { return fileExists(cudaHome() + "/bin/nvcc"); }
-inline bool haveFatbinary() { return fileExists(cudaHome() + "/bin/fatbinary"); }
+// Runs a toolkit command in which "@OUT" stands for an output file named
+// 'out' in the temporary folder; returns that file's bytes, empty on failure
+// (the command's messages then go to stderr; to 'log' when given).
+inline std::vector<uint8_t> runTool(std::string cmd, const std::string& out, std::string* log = nullptr) {
+    const std::string outPath = saveTemp(out, {});
+    if (outPath.empty()) return {};
+    cmd.replace(cmd.find("@OUT"), 4, "'" + outPath + "'");
+    std::string l;
+    const bool ok = run(cmd, &l);
+    if (log) *log = l;
+    if (!ok) {
+        fprintf(stderr, "%s failed: %s\n", cmd.c_str(), l.c_str());
+        return {};
+    }
+    return readFile(outPath);
+}
 
-// nvcc on 'source' with 'args'; the output file (with 'ext') is returned,
-// ptxas/nvcc messages go to 'log'. Empty on failure.
+// nvcc on 'source' with 'args'; returns the output file (with 'ext').
 inline std::vector<uint8_t> nvcc(const std::string& source, const std::string& args, const char* ext,
                                  std::string* log = nullptr) {
     static int n = 0;
-    std::string base = tempDir() + "/nvcc" + std::to_string(n++);
-    if (!writeFile(base + ".cu", source)) return {};
-    std::string out = base + "." + ext;
-    if (!run(cudaHome() + "/bin/nvcc " + args + " -o '" + out + "' '" + base + ".cu'", log)) {
-        if (log) fprintf(stderr, "nvcc failed: %s\n", log->c_str());
-        return {};
-    }
-    return readFile(out);
+    const std::string base = "nvcc" + std::to_string(n++);
+    const std::string src = saveTemp(base + ".cu", {source.begin(), source.end()});
+    if (src.empty()) return {};
+    return runTool(cudaHome() + "/bin/nvcc " + args + " -o @OUT '" + src + "'", base + "." + ext, log);
 }
 
 // fatbinary --create with the given --image3 specs ("kind=elf,sm=90,file=...").
 inline std::vector<uint8_t> fatbinary(const std::vector<std::string>& images, const std::string& extra = "") {
     static int n = 0;
-    std::string out = tempDir() + "/fb" + std::to_string(n++) + ".fatbin";
-    std::string cmd = cudaHome() + "/bin/fatbinary --create='" + out + "' -64 " + extra;
+    std::string cmd = cudaHome() + "/bin/fatbinary --create=@OUT -64 " + extra;
     for (const auto& i : images) cmd += " --image3=" + i;
-    std::string log;
-    if (!run(cmd, &log)) {
-        fprintf(stderr, "fatbinary failed: %s\n", log.c_str());
-        return {};
-    }
-    return readFile(out);
+    return runTool(cmd, "fb" + std::to_string(n++) + ".fatbin");
 }
 
-inline std::string saveTemp(const std::string& name, const std::vector<uint8_t>& bytes) {
-    std::string p = tempDir() + "/" + name;
-    writeFile(p, bytes.data(), bytes.size());
-    return p;
+// NVRTC: a cubin for sm_<arch>, or PTX for compute_<arch> (NUL included).
+inline std::vector<uint8_t> nvrtcCubin(const std::string& source, int arch, std::vector<const char*> options = {}) {
+    size_t n = 0;
+    void* p = ts_compile_cubin_opts(source.c_str(), "loader_kernels.cu", arch, options.data(),
+                                    static_cast<int>(options.size()), &n);
+    return adopt(p, n);
 }
-
-// NVRTC, loaded at run time (libnvrtc.so.13 from the toolkit).
-class Nvrtc {
-public:
-    static Nvrtc& get() {
-        static Nvrtc n;
-        return n;
-    }
-    bool ok() const { return ok_; }
-
-    // Compiles 'source'; with "-arch=sm_NN" the result is a cubin, with
-    // "-arch=compute_NN" PTX (NUL included). Empty on failure.
-    std::vector<uint8_t> compile(const std::string& source, const std::vector<std::string>& options,
-                                 std::string* log = nullptr) {
-        if (!ok_) return {};
-        void* prog = nullptr;
-        if (create_(&prog, source.c_str(), "loader_kernels.cu", 0, nullptr, nullptr) != 0) return {};
-        std::vector<const char*> argv;
-        bool cubin = false;
-        for (const auto& o : options) {
-            argv.push_back(o.c_str());
-            if (o.rfind("-arch=sm_", 0) == 0) cubin = true;
-        }
-        int rc = compile_(prog, static_cast<int>(argv.size()), argv.data());
-        size_t n = 0;
-        std::string l;
-        if (logSize_(prog, &n) == 0 && n) {
-            l.resize(n);
-            getLog_(prog, l.data());
-        }
-        if (log) *log = l;
-        std::vector<uint8_t> out;
-        if (rc == 0) {
-            if ((cubin ? cubinSize_ : ptxSize_)(prog, &n) == 0) {
-                out.resize(n);
-                if ((cubin ? getCubin_ : getPtx_)(prog, reinterpret_cast<char*>(out.data())) != 0) out.clear();
-            }
-        } else {
-            fprintf(stderr, "NVRTC failed: %s\n", l.c_str());
-        }
-        destroy_(&prog);
-        return out;
-    }
-
-private:
-    Nvrtc() {
-        void* h = dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL);
-        if (!h) h = dlopen((cudaHome() + "/lib64/libnvrtc.so.13").c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!h) h = dlopen((cudaHome() + "/lib64/libnvrtc.so").c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!h) return;
-        ok_ = bind(h, "nvrtcCreateProgram", &create_) && bind(h, "nvrtcCompileProgram", &compile_) &&
-              bind(h, "nvrtcDestroyProgram", &destroy_) && bind(h, "nvrtcGetProgramLogSize", &logSize_) &&
-              bind(h, "nvrtcGetProgramLog", &getLog_) && bind(h, "nvrtcGetPTXSize", &ptxSize_) &&
-              bind(h, "nvrtcGetPTX", &getPtx_) && bind(h, "nvrtcGetCUBINSize", &cubinSize_) &&
-              bind(h, "nvrtcGetCUBIN", &getCubin_);
-    }
-    template <class F>
-    static bool bind(void* h, const char* name, F* out) {
-        *out = reinterpret_cast<F>(dlsym(h, name));
-        return *out != nullptr;
-    }
-    bool ok_ = false;
-    int (*create_)(void**, const char*, const char*, int, const char* const*, const char* const*) = nullptr;
-    int (*compile_)(void*, int, const char* const*) = nullptr;
-    int (*destroy_)(void**) = nullptr;
-    int (*logSize_)(void*, size_t*) = nullptr;
-    int (*getLog_)(void*, char*) = nullptr;
-    int (*ptxSize_)(void*, size_t*) = nullptr;
-    int (*getPtx_)(void*, char*) = nullptr;
-    int (*cubinSize_)(void*, size_t*) = nullptr;
-    int (*getCubin_)(void*, char*) = nullptr;
-};
+inline std::vector<uint8_t> nvrtcPtx(const std::string& source, int arch, std::vector<const char*> options = {}) {
+    size_t n = 0;
+    void* p = ts_compile_ptx_opts(source.c_str(), "loader_kernels.cu", arch, options.data(),
+                                  static_cast<int>(options.size()), &n);
+    return adopt(p, n);
+}
 
 // Our own fatbin writer (layout in lib/loader/fatbin.h), for tests that must
 // run without the toolkit and for hand-made corrupt containers.
