@@ -25,21 +25,16 @@ Status publish(CUmodule* module, Result<Module*> m) {
     return kOk;
 }
 
-// A function handle of the calling thread's context world: known, and its
+// The object behind a function or module handle: one of ours, and its
 // module still loaded.
-Result<Function*> liveFunction(CUfunction f) {
-    if (!f) return CUDA_ERROR_INVALID_HANDLE;
-    Function* fn = Function::fromHandle(f);
-    if (!fn || !fn->loaded()) return CUDA_ERROR_INVALID_HANDLE;
-    return fn;
+template <class T, class Handle>
+Result<T*> live(Handle h) {
+    T* p = T::fromHandle(h);
+    if (!p || !p->loaded()) return CUDA_ERROR_INVALID_HANDLE;
+    return p;
 }
-
-Result<Module*> liveModule(CUmodule m) {
-    if (!m) return CUDA_ERROR_INVALID_HANDLE;
-    Module* mod = Module::fromHandle(m);
-    if (!mod || !mod->loaded()) return CUDA_ERROR_INVALID_HANDLE;
-    return mod;
-}
+Result<Function*> liveFunction(CUfunction f) { return live<Function>(f); }
+Result<Module*> liveModule(CUmodule m) { return live<Module>(m); }
 
 Status launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
               unsigned shared, CUstream stream, void** kernelParams, void** extra) {
@@ -138,7 +133,6 @@ NVL_EXPORT CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUf
         if (!pi) return CUDA_ERROR_INVALID_VALUE;
         NVL_ASSIGN_OR_RETURN(Function * f, liveFunction(hfunc));
         const core::KernelInfo& k = f->kernel();
-        const core::ImageInfo& image = f->module().image();
         switch (attrib) {
         case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = static_cast<int>(f->maxThreadsPerBlock()); break;
         case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = static_cast<int>(k.staticSharedBytes); break;
@@ -153,8 +147,8 @@ NVL_EXPORT CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUf
         }
         case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = static_cast<int>(k.localBytesPerThread); break;
         case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = static_cast<int>(k.registers); break;
-        case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = static_cast<int>(image.ptxVersion); break;
-        case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = static_cast<int>(image.binaryVersion); break;
+        case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = static_cast<int>(f->module().ptxVersion()); break;
+        case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = static_cast<int>(f->module().binaryVersion()); break;
         case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: *pi = 0; break;
         case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
             *pi = static_cast<int>(f->maxDynamicSharedBytes.load());
@@ -291,8 +285,7 @@ NVL_EXPORT CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option* optio
         if (!stateOut) return CUDA_ERROR_INVALID_VALUE;
         core::JitOptions jit;
         NVL_TRY(core::parseJitOptions(numOptions, options, optionValues, &jit));
-        NVL_ASSIGN_OR_RETURN(core::Link * link, core::Link::create(*ctx, jit));
-        *stateOut = link->handle();
+        NVL_ASSIGN_OR_RETURN(*stateOut, core::Link::create(*ctx, jit));
         return kOk;
     }, "%u, %p, %p, %p", numOptions, static_cast<void*>(options), static_cast<void*>(optionValues),
        static_cast<void*>(stateOut));
@@ -303,8 +296,7 @@ NVL_EXPORT CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, voi
                                     void** optionValues) {
     return entry("cuLinkAddData_v2", [&]() -> Status {
         NVL_TRY(core::Runtime::get().checkInit());
-        core::Link* link = core::Link::fromHandle(state);
-        if (!link) return CUDA_ERROR_INVALID_HANDLE;
+        NVL_ASSIGN_OR_RETURN(auto link, core::Link::fromHandle(state));
         if (!data || size == 0) return CUDA_ERROR_INVALID_VALUE;
         if (numOptions && (!options || !optionValues)) return CUDA_ERROR_INVALID_VALUE;
         // Per-input JIT options have no nvJitLink counterpart; libcuda applies them to PTX only.
@@ -316,8 +308,7 @@ NVL_EXPORT CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, con
                                     unsigned int numOptions, CUjit_option* options, void** optionValues) {
     return entry("cuLinkAddFile_v2", [&]() -> Status {
         NVL_TRY(core::Runtime::get().checkInit());
-        core::Link* link = core::Link::fromHandle(state);
-        if (!link) return CUDA_ERROR_INVALID_HANDLE;
+        NVL_ASSIGN_OR_RETURN(auto link, core::Link::fromHandle(state));
         if (!path) return CUDA_ERROR_INVALID_VALUE;
         if (numOptions && (!options || !optionValues)) return CUDA_ERROR_INVALID_VALUE;
         return link->addFile(type, path);
@@ -327,8 +318,7 @@ NVL_EXPORT CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, con
 NVL_EXPORT CUresult cuLinkComplete(CUlinkState state, void** cubinOut, size_t* sizeOut) {
     return entry("cuLinkComplete", [&]() -> Status {
         NVL_TRY(core::Runtime::get().checkInit());
-        core::Link* link = core::Link::fromHandle(state);
-        if (!link) return CUDA_ERROR_INVALID_HANDLE;
+        NVL_ASSIGN_OR_RETURN(auto link, core::Link::fromHandle(state));
         if (!cubinOut || !sizeOut) return CUDA_ERROR_INVALID_VALUE;
         return link->complete(cubinOut, sizeOut);
     }, "%p, %p, %p", static_cast<void*>(state), static_cast<void*>(cubinOut), static_cast<void*>(sizeOut));
@@ -337,9 +327,6 @@ NVL_EXPORT CUresult cuLinkComplete(CUlinkState state, void** cubinOut, size_t* s
 NVL_EXPORT CUresult cuLinkDestroy(CUlinkState state) {
     return entry("cuLinkDestroy", [&]() -> Status {
         NVL_TRY(core::Runtime::get().checkInit());
-        core::Link* link = core::Link::fromHandle(state);
-        if (!link) return CUDA_ERROR_INVALID_HANDLE;
-        core::Link::destroy(link);
-        return kOk;
+        return core::Link::destroy(state);
     }, "%p", static_cast<void*>(state));
 }

@@ -1,10 +1,11 @@
 #include "core/context.h"
 
 #include <algorithm>
-#include <unordered_set>
 #include <vector>
 
+#include "common/align.h"
 #include "core/device.h"
+#include "core/handle_registry.h"
 #include "core/memory.h"
 #include "core/runtime.h"
 #include "core/staging.h"
@@ -12,26 +13,13 @@
 namespace nvl::core {
 namespace {
 
-// Every Context ever made (shells stay after destruction, see context.h).
-std::mutex& registryMutex() {
-    static std::mutex* m = new std::mutex();
-    return *m;
-}
-std::unordered_set<const Context*>& registry() {
-    static auto* set = new std::unordered_set<const Context*>();
-    return *set;
-}
-
 thread_local std::vector<Context*> tlsStack;
 
 }  // namespace
 
 Result<Context*> Context::create(Device& device, unsigned flags, bool primary) {
     auto* ctx = new Context(device, primary);
-    {
-        std::lock_guard lock(registryMutex());
-        registry().insert(ctx);
-    }
+    HandleRegistry<Context>::get().add(ctx);
     if (!primary) NVL_TRY(ctx->activate(flags));
     return ctx;
 }
@@ -39,11 +27,7 @@ Result<Context*> Context::create(Device& device, unsigned flags, bool primary) {
 Context::Context(Device& device, bool primary) : device_(device), primary_(primary) {}
 Context::~Context() = default;
 
-Context* Context::fromHandle(CUcontext handle) {
-    auto* ctx = reinterpret_cast<Context*>(handle);
-    std::lock_guard lock(registryMutex());
-    return registry().count(ctx) ? ctx : nullptr;
-}
+Context* Context::fromHandle(CUcontext handle) { return HandleRegistry<Context>::get().find(handle); }
 
 Status Context::activate(unsigned flags) {
     std::lock_guard lock(lifecycleMutex_);
@@ -52,7 +36,15 @@ Status Context::activate(unsigned flags) {
     heap_ = std::make_unique<DeviceHeap>(device_.gpu());
     host_ = std::make_unique<HostMemory>(device_.gpu());
     staging_ = std::make_unique<Staging>(*this);
+    const hw::GpuInfo& gi = device_.info();
+    computeState_.sharedWindow = device_.gpu().vaSpace().sharedWindow();
+    computeState_.localWindow = device_.gpu().vaSpace().localWindow();
+    computeState_.smVersion = (gi.smMajor << 4) | gi.smMinor;
+    NVL_ASSIGN_OR_RETURN(int smShared, device_.attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR));
+    computeState_.maxSmSharedKiB = static_cast<uint32_t>(smShared) / 1024;
+    computeState_.qmd = &hw::qmdLayoutFor(gi.computeClass);
     flags_ = flags;
+    generation_.fetch_add(1, std::memory_order_acq_rel);
     active_.store(true, std::memory_order_release);
     return kOk;
 }
@@ -68,6 +60,7 @@ void Context::deactivate() {
     heap_.reset();
     nullStream_.reset();
     channels_.reset();
+    std::lock_guard localLock(localMutex_);
     localMemory_.clear();
     localBytesPerThread_ = 0;
 }
@@ -81,14 +74,8 @@ Status Context::synchronize() {
 }
 
 hw::ComputeState Context::computeState() const {
-    const hw::GpuInfo& gi = device_.info();
-    hw::ComputeState s;
-    s.sharedWindow = device_.gpu().vaSpace().sharedWindow();
-    s.localWindow = device_.gpu().vaSpace().localWindow();
+    hw::ComputeState s = computeState_;
     s.localBytesPerThread = localBytesPerThread_.load(std::memory_order_acquire);
-    s.smVersion = (gi.smMajor << 4) | gi.smMinor;
-    s.maxSmSharedKiB = gi.smMajor >= 9 ? 228 : gi.smMajor == 8 && gi.smMinor == 0 ? 164 : 100;
-    s.qmd = &hw::qmdLayoutFor(gi.computeClass);
     return s;
 }
 
@@ -96,7 +83,7 @@ Status Context::ensureLocalMemory(uint32_t bytesPerThread) {
     // The hardware's own per-thread area comes on top of what the kernel asks
     // for (tinygrad measured 0x240 bytes on sm_8x/sm_90).
     constexpr uint32_t kReservedPerThread = 0x240;
-    const uint32_t want = (bytesPerThread + kReservedPerThread + 31) / 32 * 32;
+    const uint32_t want = static_cast<uint32_t>(alignUp(bytesPerThread + kReservedPerThread, 32));
     if (localBytesPerThread_.load(std::memory_order_acquire) >= want) return kOk;
     std::lock_guard lock(localMutex_);
     if (localBytesPerThread_.load(std::memory_order_relaxed) >= want) return kOk;

@@ -15,6 +15,7 @@
 #include "common/status.h"
 #include "core/stream.h"
 #include "hw/channel_group.h"
+#include "hw/compute.h"
 #include "nvlite/cuda.h"
 
 namespace nvl::core {
@@ -39,6 +40,9 @@ public:
     bool isPrimary() const { return primary_; }
     // False once destroyed (or, for a primary context, released or reset).
     bool active() const { return active_.load(std::memory_order_acquire); }
+    // Counts activations: what was made in an earlier one (a module placed
+    // before a primary context's release and retain) is gone.
+    uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
     // Brings the resources up (creation and primary reactivation).
     Status activate(unsigned flags);
@@ -72,12 +76,14 @@ private:
     const bool primary_;
     unsigned flags_ = 0;
     std::atomic<bool> active_{false};
+    std::atomic<uint64_t> generation_{0};
     std::mutex lifecycleMutex_;
     std::unique_ptr<hw::ContextChannels> channels_;
     std::unique_ptr<DeviceHeap> heap_;
     std::unique_ptr<HostMemory> host_;
     std::unique_ptr<Staging> staging_;
     Stream nullStream_;
+    hw::ComputeState computeState_;  // all but localBytesPerThread, set at activation
     std::atomic<bool> codeChanged_{false};
     std::mutex localMutex_;
     std::atomic<uint32_t> localBytesPerThread_{0};

@@ -30,7 +30,8 @@ constexpr uint64_t kCpuReadMax = 16;
 std::optional<Place> gpuReachable(uint64_t addr, uint64_t bytes) {
     auto a = AddressMap::get().find(addr);
     if (!a || !a->contains(addr, bytes)) return std::nullopt;
-    if (a->kind == MemoryKind::Device) return Place{Place::Gpu, addr, a->cpuVisible};
+    if (a->kind == MemoryKind::Device || a->kind == MemoryKind::ModuleGlobal)
+        return Place{Place::Gpu, addr, a->cpuVisible};
     return Place{Place::Pinned, addr};
 }
 
@@ -88,6 +89,15 @@ Status copyPlaces(Context& ctx, Place dst, Place src, uint64_t bytes, Sync sync)
     return submitCopy(ctx, dst.address, src.address, bytes, wait);
 }
 
+Status submitFill(Context& ctx, uint64_t dst, uint32_t value, uint32_t elementSize, uint64_t count, bool wait) {
+    hw::Channel& ch = copyChannel(ctx);
+    NVL_ASSIGN_OR_RETURN(uint64_t done, ctx.nullStream().submit(ch, hw::fillDwords(count * elementSize, elementSize),
+                                                                [&](hw::PushWriter& w) {
+                                                                    hw::fill(w, dst, value, elementSize, count);
+                                                                }));
+    return wait ? ch.wait(done) : kOk;
+}
+
 }  // namespace
 
 Status copyHostToDevice(Context& ctx, uint64_t dst, const void* src, uint64_t bytes, Sync sync) {
@@ -126,13 +136,15 @@ Status fill(Context& ctx, uint64_t dst, uint32_t value, uint32_t elementSize, ui
     auto d = gpuReachable(dst, bytes);
     if (!d) return CUDA_ERROR_INVALID_VALUE;
     if (count == 0) return kOk;
-    hw::Channel& ch = copyChannel(ctx);
-    NVL_ASSIGN_OR_RETURN(uint64_t done, ctx.nullStream().submit(ch, hw::fillDwords(bytes, elementSize), [&](hw::PushWriter& w) {
-        hw::fill(w, dst, value, elementSize, count);
-    }));
     // Fills of pinned host memory are synchronous; of device memory, never.
-    if (sync == Sync::Blocking && d->kind == Place::Pinned) return ch.wait(done);
-    return kOk;
+    return submitFill(ctx, dst, value, elementSize, count, sync == Sync::Blocking && d->kind == Place::Pinned);
+}
+
+Status uploadToDevice(Context& ctx, uint64_t dst, const void* src, uint64_t bytes, uint64_t zeroBytes) {
+    NVL_TRY(copyPlaces(ctx, Place{Place::Gpu, dst}, classify(reinterpret_cast<uint64_t>(src), bytes), bytes,
+                       Sync::Blocking));
+    if (zeroBytes) NVL_TRY(submitFill(ctx, dst + bytes, 0, 1, zeroBytes, false));
+    return ctx.nullStream().synchronize();
 }
 
 }  // namespace nvl::core

@@ -20,5 +20,9 @@ Status copyDeviceToDevice(Context& ctx, uint64_t dst, uint64_t src, uint64_t byt
 Status copyUnified(Context& ctx, uint64_t dst, uint64_t src, uint64_t bytes, Sync sync);
 // cuMemsetD8/16/32: 'count' elements of 'elementSize' bytes.
 Status fill(Context& ctx, uint64_t dst, uint32_t value, uint32_t elementSize, uint64_t count, Sync sync);
+// Device memory the library owns and has not published in the address map
+// (a module image being placed): 'bytes' from the host, then 'zeroBytes' of
+// zeros after them; returns once both are done.
+Status uploadToDevice(Context& ctx, uint64_t dst, const void* src, uint64_t bytes, uint64_t zeroBytes);
 
 }  // namespace nvl::core

@@ -1,5 +1,6 @@
 #include "core/launch.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/context.h"
@@ -10,48 +11,63 @@
 namespace nvl::core {
 namespace {
 
-constexpr uint32_t kMaxParamBytes = 32764;  // CUDA's limit for kernel parameters
+// Where a launch's parameter block comes from: a ready-made buffer
+// ('extra') or one pointer per parameter ('kernelParams').
+struct ParamSource {
+    const void* buffer = nullptr;
+    size_t bufferBytes = 0;
+    void** pointers = nullptr;
+};
 
-// Gathers the parameter block from kernelParams (one pointer per parameter,
-// placed where the cubin says) or from 'extra' (a ready-made buffer).
-Status gatherParams(const Function& f, const LaunchRequest& r, uint8_t* out, size_t* bytes) {
-    const loader::Kernel& k = f.kernel();
-    *bytes = k.paramBytes;
+// Checks the launch's parameters before anything is reserved.
+Result<ParamSource> checkParams(const loader::Kernel& k, const LaunchRequest& r) {
     if (r.kernelParams && r.extra) return CUDA_ERROR_INVALID_VALUE;
+    ParamSource src;
     if (r.extra) {
-        const void* buffer = nullptr;
-        size_t size = 0;
         bool haveSize = false;
         for (void** e = r.extra; *e != CU_LAUNCH_PARAM_END; e += 2) {
             if (*e == CU_LAUNCH_PARAM_BUFFER_POINTER) {
-                buffer = e[1];
+                src.buffer = e[1];
             } else if (*e == CU_LAUNCH_PARAM_BUFFER_SIZE) {
                 if (!e[1]) return CUDA_ERROR_INVALID_VALUE;
-                size = *static_cast<const size_t*>(e[1]);
+                src.bufferBytes = *static_cast<const size_t*>(e[1]);
                 haveSize = true;
             } else {
                 return CUDA_ERROR_INVALID_VALUE;
             }
         }
-        if (!haveSize) return k.paramBytes == 0 ? kOk : Status(CUDA_ERROR_INVALID_VALUE);
-        if (size && !buffer) return CUDA_ERROR_INVALID_VALUE;
+        if (!haveSize) return k.paramBytes == 0 ? Result<ParamSource>(ParamSource{}) : CUDA_ERROR_INVALID_VALUE;
+        if (src.bufferBytes && !src.buffer) return CUDA_ERROR_INVALID_VALUE;
         // libcuda: a buffer larger than the parameters does not fit the launch;
         // a shorter one fills the start.
-        if (size > k.paramBytes) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
-        std::memset(out, 0, k.paramBytes);
-        if (size) std::memcpy(out, buffer, size);
-        return kOk;
+        if (src.bufferBytes > k.paramBytes) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+        return src;
     }
-    if (k.params.empty()) return kOk;
+    if (k.params.empty()) return src;
     if (!r.kernelParams) return CUDA_ERROR_INVALID_VALUE;
-    std::memset(out, 0, k.paramBytes);
-    for (size_t i = 0; i < k.params.size(); ++i) {
-        const loader::KernelParam& p = k.params[i];
+    for (size_t i = 0; i < k.params.size(); ++i)
         if (!r.kernelParams[i]) return CUDA_ERROR_INVALID_VALUE;
-        if (p.offset + p.size > k.paramBytes) return CUDA_ERROR_INVALID_IMAGE;
-        std::memcpy(out + p.offset, r.kernelParams[i], p.size);
+    src.pointers = r.kernelParams;
+    return src;
+}
+
+// Writes the kernel's parameter block at 'out' (write-combined memory: each
+// byte once). The loader checked that every parameter lies inside the block
+// and sorted them; bytes no parameter covers are zero.
+void writeParams(const loader::Kernel& k, const ParamSource& src, uint8_t* out) {
+    size_t written = 0;
+    if (src.buffer) {
+        std::memcpy(out, src.buffer, src.bufferBytes);
+        written = src.bufferBytes;
+    } else if (src.pointers) {
+        for (size_t i = 0; i < k.params.size(); ++i) {
+            const loader::KernelParam& p = k.params[i];
+            if (p.offset > written) std::memset(out + written, 0, p.offset - written);
+            std::memcpy(out + p.offset, src.pointers[i], p.size);
+            written = std::max<size_t>(written, p.offset + p.size);
+        }
     }
-    return kOk;
+    if (k.paramBytes > written) std::memset(out + written, 0, k.paramBytes - written);
 }
 
 }  // namespace
@@ -73,11 +89,7 @@ Status launchKernel(Context& ctx, Function& f, const LaunchRequest& r) {
         (r.block[0] != k.requiredBlock[0] || r.block[1] != k.requiredBlock[1] || r.block[2] != k.requiredBlock[2]))
         return CUDA_ERROR_INVALID_VALUE;
     if (r.sharedMemBytes > f.maxDynamicSharedBytes.load(std::memory_order_relaxed)) return CUDA_ERROR_INVALID_VALUE;
-    if (k.paramBytes > kMaxParamBytes) return CUDA_ERROR_INVALID_IMAGE;
-
-    uint8_t params[kMaxParamBytes];
-    size_t paramBytes = 0;
-    NVL_TRY(gatherParams(f, r, params, &paramBytes));
+    NVL_ASSIGN_OR_RETURN(const ParamSource params, checkParams(k, r));
     // Recursive kernels report no stack size; CUDA's default stack (1 KiB) covers them.
     constexpr uint32_t kDefaultStackBytes = 1024;
     NVL_TRY(ctx.ensureLocalMemory(k.localBytesPerThread ? k.localBytesPerThread : kDefaultStackBytes));
@@ -85,20 +97,19 @@ Status launchKernel(Context& ctx, Function& f, const LaunchRequest& r) {
     const hw::KernelDescriptor& d = f.descriptor();
     const hw::ComputeState state = ctx.computeState();
     const hw::LaunchGeometry g{{r.grid[0], r.grid[1], r.grid[2]}, {r.block[0], r.block[1], r.block[2]}, r.sharedMemBytes};
-    const bool invalidate = ctx.takeCodeChanged();
     hw::Channel& compute = ctx.channels().compute();
-    Result<uint64_t> value = ctx.nullStream().submitWithData(
-        compute, hw::Launch::kPushDwords + hw::kInvalidateCachesDwords, hw::Launch::dataBytes(d, state),
-        [&](hw::PushWriter& w, const hw::Channel::DataSlot& slot) {
-            if (invalidate) hw::invalidateShaderCaches(w);
-            const uint64_t qmd = hw::Launch::write(slot, f.qmdTemplate(), d, g, params, paramBytes, state);
-            hw::Launch::push(w, qmd);
-        });
-    if (!value) {
-        if (invalidate) ctx.noteNewCode();
-        return value.status();
-    }
-    return kOk;
+    return ctx.nullStream()
+        .submitWithData(compute, hw::Launch::kPushDwords + hw::kInvalidateCachesDwords, hw::Launch::dataBytes(d, state),
+                        [&](hw::PushWriter& w, const hw::Channel::DataSlot& slot) {
+                            // Taken here, under the channel's lock with the space
+                            // reserved: the first launch to reach the GPU after new
+                            // code was placed is the one that invalidates.
+                            if (ctx.takeCodeChanged()) hw::invalidateShaderCaches(w);
+                            const hw::Launch::Written out = hw::Launch::write(slot, f.qmdTemplate(), d, g, state);
+                            writeParams(k, params, out.params);
+                            hw::Launch::push(w, out.qmdVa);
+                        })
+        .status();
 }
 
 }  // namespace nvl::core

@@ -1,7 +1,6 @@
 #include "core/link.h"
 
-#include <mutex>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "core/context.h"
 #include "core/device.h"
@@ -9,47 +8,57 @@
 namespace nvl::core {
 namespace {
 
-std::mutex& registryMutex() {
-    static auto* m = new std::mutex();
-    return *m;
-}
-std::unordered_set<Link*>& registry() {
-    static auto* s = new std::unordered_set<Link*>();
+// The live sessions by handle; each owned here and by any call using it.
+struct Sessions {
+    std::mutex mutex;
+    std::unordered_map<const void*, std::shared_ptr<Link>> byHandle;
+};
+Sessions& sessions() {
+    static auto* s = new Sessions();
     return *s;
 }
 
 }  // namespace
 
-Result<Link*> Link::create(Context& ctx, const loader::JitOptions& jit) {
+Result<CUlinkState> Link::create(Context& ctx, const loader::JitOptions& jit) {
     const hw::GpuInfo& gi = ctx.device().info();
     NVL_ASSIGN_OR_RETURN(auto linker, loader::Linker::create(gi.smMajor, gi.smMinor, jit));
-    auto* link = new Link(std::move(linker));
-    std::lock_guard lock(registryMutex());
-    registry().insert(link);
-    return link;
+    auto link = std::make_shared<Link>(std::move(linker));
+    auto handle = reinterpret_cast<CUlinkState>(link.get());
+    std::lock_guard lock(sessions().mutex);
+    sessions().byHandle.emplace(link.get(), std::move(link));
+    return handle;
 }
 
-Link* Link::fromHandle(CUlinkState s) {
-    auto* link = reinterpret_cast<Link*>(s);
-    std::lock_guard lock(registryMutex());
-    return registry().count(link) ? link : nullptr;
+Result<std::shared_ptr<Link>> Link::fromHandle(CUlinkState s) {
+    std::lock_guard lock(sessions().mutex);
+    auto it = sessions().byHandle.find(s);
+    if (it == sessions().byHandle.end()) return CUDA_ERROR_INVALID_HANDLE;
+    return it->second;
 }
 
-void Link::destroy(Link* link) {
-    {
-        std::lock_guard lock(registryMutex());
-        registry().erase(link);
-    }
-    delete link;
+Status Link::destroy(CUlinkState s) {
+    std::shared_ptr<Link> last;  // freed outside the lock
+    std::lock_guard lock(sessions().mutex);
+    auto it = sessions().byHandle.find(s);
+    if (it == sessions().byHandle.end()) return CUDA_ERROR_INVALID_HANDLE;
+    last = std::move(it->second);
+    sessions().byHandle.erase(it);
+    return kOk;
 }
 
 Status Link::add(CUjitInputType type, const void* data, size_t size, const char* name) {
+    std::lock_guard lock(mutex_);
     return linker_->add(type, data, size, name);
 }
 
-Status Link::addFile(CUjitInputType type, const char* path) { return linker_->addFile(type, path); }
+Status Link::addFile(CUjitInputType type, const char* path) {
+    std::lock_guard lock(mutex_);
+    return linker_->addFile(type, path);
+}
 
 Status Link::complete(void** cubin, size_t* size) {
+    std::lock_guard lock(mutex_);
     NVL_ASSIGN_OR_RETURN(const std::vector<uint8_t>* out, linker_->complete());
     *cubin = const_cast<uint8_t*>(out->data());
     *size = out->size();

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
 
 #include "common/status.h"
 #include "loader/linker.h"
@@ -16,19 +17,24 @@ class Link {
 public:
     // 'jit' keeps the caller's log buffers and output slots (cuLinkCreate's
     // optionValues must stay valid until cuLinkDestroy, as in libcuda).
-    static Result<Link*> create(Context& ctx, const loader::JitOptions& jit);
-    // The live session behind a handle, or nullptr.
-    static Link* fromHandle(CUlinkState s);
-    static void destroy(Link* link);
-    CUlinkState handle() { return reinterpret_cast<CUlinkState>(this); }
+    static Result<CUlinkState> create(Context& ctx, const loader::JitOptions& jit);
+    // The live session behind a handle, kept alive while the caller holds
+    // it (a cuLinkDestroy on another thread cannot free it underneath); or
+    // CUDA_ERROR_INVALID_HANDLE.
+    static Result<std::shared_ptr<Link>> fromHandle(CUlinkState s);
+    // Ends the session; CUDA_ERROR_INVALID_HANDLE when it is not a live one.
+    static Status destroy(CUlinkState s);
 
+    // One call at a time per session.
     Status add(CUjitInputType type, const void* data, size_t size, const char* name);
     Status addFile(CUjitInputType type, const char* path);
     // The linked cubin (valid until destroy).
     Status complete(void** cubin, size_t* size);
 
-private:
     explicit Link(std::unique_ptr<loader::Linker> l) : linker_(std::move(l)) {}
+
+private:
+    std::mutex mutex_;
     std::unique_ptr<loader::Linker> linker_;
 };
 

@@ -4,12 +4,12 @@
 
 #include <algorithm>
 
+#include "common/align.h"
 #include "hw/gpu.h"
 
 namespace nvl::core {
 namespace {
 
-uint64_t roundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 uint64_t pageSize() {
     static const uint64_t size = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
@@ -134,21 +134,21 @@ void DeviceHeap::releaseChunk(Chunk* chunk) {
 }
 
 Result<DeviceHeap::Block> DeviceHeap::alloc(uint64_t size) {
-    const uint64_t length = roundUp(size, kAlignment);
+    const uint64_t length = alignUp(size, kAlignment);
     if (length < size) return CUDA_ERROR_OUT_OF_MEMORY;
     std::lock_guard lock(mutex_);
+    // Records the allocation at 'va' in 'chunk'.
+    auto handOut = [&](Chunk* chunk, uint64_t va) {
+        live_[va] = {chunk, length};
+        return Block{va, chunk->memory->cpu() != nullptr};
+    };
     if (length > kDedicatedThreshold) {
         NVL_ASSIGN_OR_RETURN(Chunk * chunk, newChunk(length, true));
-        auto va = carve(*chunk, length);
-        live_[*va] = {chunk, length};
-        return Block{*va, chunk->memory->cpu() != nullptr};
+        return handOut(chunk, *carve(*chunk, length));
     }
     for (auto& c : chunks_) {
         if (c->dedicated) continue;
-        if (auto va = carve(*c, length)) {
-            live_[*va] = {c.get(), length};
-            return Block{*va, c->memory->cpu() != nullptr};
-        }
+        if (auto va = carve(*c, length)) return handOut(c.get(), *va);
     }
     auto fresh = newChunk(kChunkSize, false);
     if (!fresh) {
@@ -157,9 +157,7 @@ Result<DeviceHeap::Block> DeviceHeap::alloc(uint64_t size) {
         fresh = newChunk(length, false);
         if (!fresh) return fresh.status();
     }
-    auto va = carve(**fresh, length);
-    live_[*va] = {*fresh, length};
-    return Block{*va, (*fresh)->memory->cpu() != nullptr};
+    return handOut(*fresh, *carve(**fresh, length));
 }
 
 bool DeviceHeap::free(uint64_t va) {
@@ -207,7 +205,7 @@ bool HostMemory::free(void* p) {
 Status HostMemory::registerRange(void* p, uint64_t size) {
     const uint64_t page = pageSize();
     const uint64_t start = reinterpret_cast<uint64_t>(p) / page * page;
-    const uint64_t end = roundUp(reinterpret_cast<uint64_t>(p) + size, page);
+    const uint64_t end = alignUp(reinterpret_cast<uint64_t>(p) + size, page);
     std::lock_guard lock(mutex_);
 
     // Pin the gaps between segments already pinned for other registrations.

@@ -20,7 +20,9 @@ namespace nvl::core {
 
 class Context;
 
-enum class MemoryKind { Device, HostAllocated, HostRegistered };
+// ModuleGlobal: a module's __device__/__constant__ variable, device memory
+// that copies reach but cuMemFree does not accept.
+enum class MemoryKind { Device, ModuleGlobal, HostAllocated, HostRegistered };
 
 // What the address map knows about an allocation (a copy: safe to keep).
 struct AllocationInfo {

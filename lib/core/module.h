@@ -2,8 +2,9 @@
 // memory, its functions ready to launch, its globals.
 //
 // Like contexts, Module and Function objects are never freed: unloading
-// releases the GPU memory and leaves shells, so stale handles are answered
-// with CUDA_ERROR_INVALID_HANDLE instead of being dereferenced.
+// releases the GPU memory (and the image) and leaves small shells, so stale
+// handles are answered with CUDA_ERROR_INVALID_HANDLE instead of being
+// dereferenced.
 #pragma once
 
 #include <atomic>
@@ -27,7 +28,6 @@ class Module;
 // The loader's descriptions, as the core hands them out.
 using JitOptions = loader::JitOptions;
 using KernelInfo = loader::Kernel;
-using ImageInfo = loader::Image;
 inline Status parseJitOptions(unsigned count, const CUjit_option* options, void** values, JitOptions* out) {
     return loader::parseJitOptions(count, options, values, out);
 }
@@ -53,6 +53,9 @@ public:
     uint32_t maxThreadsPerBlock() const;
     // Threads per block its registers allow (1024 at most).
     uint32_t maxThreadsByRegisters() const;
+    // Warps its registers let 'registerFile' registers hold (an SM's, or a
+    // block's limit).
+    uint32_t warpsByRegisters(uint32_t registerFile) const;
 
 private:
     friend class Module;
@@ -76,9 +79,11 @@ public:
     CUmodule handle() { return reinterpret_cast<CUmodule>(this); }
 
     Context& context() const { return ctx_; }
-    // Loaded and its context alive.
+    // Loaded, and its context alive in the activation it was loaded in.
     bool loaded() const;
-    const loader::Image& image() const { return image_; }
+    // The image's PTX and SASS versions (major * 10 + minor).
+    uint32_t ptxVersion() const { return ptxVersion_; }
+    uint32_t binaryVersion() const { return binaryVersion_; }
     // Frees the module's device memory (after the work using it finishes).
     Status unload();
 
@@ -95,8 +100,9 @@ private:
 
     Context& ctx_;
     std::atomic<bool> loaded_{false};
+    uint64_t generation_ = 0;  // the context's activation it lives in
     std::mutex mutex_;
-    loader::Image image_;
+    uint32_t ptxVersion_ = 0, binaryVersion_ = 0;
     uint64_t base_ = 0;  // where the image lives (device heap)
     std::vector<Function*> functions_;
     std::map<std::string, GlobalRange> globals_;

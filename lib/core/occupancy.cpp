@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/align.h"
 #include "core/context.h"
 #include "core/device.h"
 #include "core/module.h"
@@ -10,20 +11,23 @@
 namespace nvl::core {
 namespace {
 
+// What an SM holds, as the device reports it.
 struct SmLimits {
     int maxThreads;
     int maxBlocks;
     int registers;
-    int sharedBytes;      // largest carveout
-    int reservedShared;   // per block
+    int sharedBytes;     // largest carveout
+    int reservedShared;  // per block
 };
 
-SmLimits limitsFor(const Device& d) {
-    const hw::GpuInfo& gi = d.info();
-    const int maxThreads = gi.maxWarpsPerSm ? static_cast<int>(gi.maxWarpsPerSm * 32) : 2048;
-    if (gi.smMajor >= 9) return {maxThreads, 32, 65536, 228 * 1024, 1024};
-    if (gi.smMajor == 8 && gi.smMinor == 0) return {maxThreads, 32, 65536, 164 * 1024, 1024};
-    return {maxThreads, gi.smMinor == 9 ? 24 : 16, 65536, 100 * 1024, 1024};
+Result<SmLimits> limitsFor(const Device& d) {
+    SmLimits l;
+    NVL_ASSIGN_OR_RETURN(l.maxThreads, d.attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR));
+    NVL_ASSIGN_OR_RETURN(l.maxBlocks, d.attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR));
+    NVL_ASSIGN_OR_RETURN(l.registers, d.attribute(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR));
+    NVL_ASSIGN_OR_RETURN(l.sharedBytes, d.attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR));
+    NVL_ASSIGN_OR_RETURN(l.reservedShared, d.attribute(CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK));
+    return l;
 }
 
 }  // namespace
@@ -35,17 +39,14 @@ Result<int> maxActiveBlocksPerSm(const Function& f, int blockSize, size_t dynami
     // dynamic shared memory beyond the function's limit gives no block at all.
     if (static_cast<uint32_t>(blockSize) > f.maxThreadsByRegisters()) return 0;
     if (dynamicSmemBytes > f.maxDynamicSharedBytes.load(std::memory_order_relaxed)) return 0;
-    const SmLimits sm = limitsFor(f.module().context().device());
+    NVL_ASSIGN_OR_RETURN(const SmLimits sm, limitsFor(f.module().context().device()));
     const loader::Kernel& k = f.kernel();
     const int warps = (blockSize + 31) / 32;
     int blocks = std::min(sm.maxBlocks, sm.maxThreads / (warps * 32));
-    // Registers: 256-register units per warp, warps in groups of four per SM quadrant.
-    const int perWarp = ((std::max<int>(static_cast<int>(k.registers), 1) * 32 + 255) / 256) * 256;
-    const int warpsByRegs = (sm.registers / perWarp) / 4 * 4;
-    blocks = std::min(blocks, warpsByRegs / warps);
+    blocks = std::min(blocks, static_cast<int>(f.warpsByRegisters(static_cast<uint32_t>(sm.registers))) / warps);
     // Shared memory, 128-byte granules, with the per-block reservation.
     const size_t smem = k.staticSharedBytes + dynamicSmemBytes;
-    const size_t perBlock = (smem + sm.reservedShared + 127) / 128 * 128;
+    const size_t perBlock = alignUp(smem + sm.reservedShared, 128);
     if (perBlock > static_cast<size_t>(sm.sharedBytes)) return 0;
     blocks = std::min<int>(blocks, static_cast<int>(sm.sharedBytes / perBlock));
     return std::max(blocks, 0);

@@ -10,7 +10,6 @@
 
 #include "common/status.h"
 #include "hw/channel.h"
-#include "hw/compute.h"
 
 namespace nvl::core {
 
@@ -30,25 +29,15 @@ public:
         const uint64_t prevValue = last_.value;
         const bool mustWait = prevChannel && prevChannel != &ch && !prevChannel->isDone(prevValue);
         NVL_ASSIGN_OR_RETURN(uint64_t value,
-                             ch.submitWithData(dwords + hw::kWaitDwords, dataBytes,
+                             ch.submitWithData(dwords + hw::Channel::kWaitDwords, dataBytes,
                                                [&](hw::PushWriter& w, const hw::Channel::DataSlot& slot) {
-                                                   if (mustWait)
-                                                       hw::waitForSemaphore(w, prevChannel->semaphoreVa(), prevValue);
+                                                   if (mustWait) prevChannel->writeWait(w, prevValue);
                                                    fill(w, slot);
                                                }));
         last_ = {&ch, value};
         return value;
     }
 
-    // The stream's newest work, for waits.
-    struct Point {
-        hw::Channel* channel = nullptr;
-        uint64_t value = 0;
-    };
-    Point last() const {
-        std::lock_guard lock(mutex_);
-        return last_;
-    }
     bool idle() const {
         Point p = last();
         return !p.channel || p.channel->isDone(p.value);
@@ -64,6 +53,16 @@ public:
     }
 
 private:
+    // The stream's newest work.
+    struct Point {
+        hw::Channel* channel = nullptr;
+        uint64_t value = 0;
+    };
+    Point last() const {
+        std::lock_guard lock(mutex_);
+        return last_;
+    }
+
     mutable std::mutex mutex_;
     Point last_;
 };

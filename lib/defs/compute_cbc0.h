@@ -138,7 +138,6 @@ inline constexpr uint32_t NVCBC0_SET_REPORT_SEMAPHORE_D_CONDITIONAL_TRAP_TRUE = 
 
 // HOPPER_COMPUTE_A methods not in compute_cbc0.h (open-gpu-doc classes/compute/clcbc0.h)
 inline constexpr uint32_t NVCBC0_SEND_SIGNALING_PCAS_B = 0x2BC;
-inline constexpr BitField NVCBC0_SEND_SIGNALING_PCAS_B_INVALIDATE{0, 0};
 inline constexpr BitField NVCBC0_SEND_SIGNALING_PCAS_B_SCHEDULE{1, 1};
 // Inline-to-memory ("I2M") uploads: LAUNCH_DMA then LOAD_INLINE_DATA words.
 inline constexpr uint32_t NVCBC0_LINE_LENGTH_IN = 0x180;
@@ -149,18 +148,13 @@ inline constexpr uint32_t NVCBC0_OFFSET_OUT = 0x18C;
 inline constexpr uint32_t NVCBC0_PITCH_OUT = 0x190;
 inline constexpr uint32_t NVCBC0_LAUNCH_DMA = 0x1B0;
 inline constexpr BitField NVCBC0_LAUNCH_DMA_DST_MEMORY_LAYOUT{0, 0};
-inline constexpr uint32_t NVCBC0_LAUNCH_DMA_DST_MEMORY_LAYOUT_BLOCKLINEAR = 0x0;
 inline constexpr uint32_t NVCBC0_LAUNCH_DMA_DST_MEMORY_LAYOUT_PITCH = 0x1;
 inline constexpr BitField NVCBC0_LAUNCH_DMA_COMPLETION_TYPE{5, 4};
-inline constexpr uint32_t NVCBC0_LAUNCH_DMA_COMPLETION_TYPE_FLUSH_DISABLE = 0x0;
-inline constexpr uint32_t NVCBC0_LAUNCH_DMA_COMPLETION_TYPE_FLUSH_ONLY = 0x1;
 inline constexpr uint32_t NVCBC0_LAUNCH_DMA_COMPLETION_TYPE_RELEASE_SEMAPHORE = 0x2;
 inline constexpr BitField NVCBC0_LAUNCH_DMA_INTERRUPT_TYPE{9, 8};
-inline constexpr uint32_t NVCBC0_LAUNCH_DMA_INTERRUPT_TYPE_NONE = 0x0;
 inline constexpr uint32_t NVCBC0_LAUNCH_DMA_INTERRUPT_TYPE_INTERRUPT = 0x1;
 inline constexpr BitField NVCBC0_LAUNCH_DMA_SEMAPHORE_STRUCT_SIZE{12, 12};
 inline constexpr uint32_t NVCBC0_LAUNCH_DMA_SEMAPHORE_STRUCT_SIZE_FOUR_WORDS = 0x0;
-inline constexpr uint32_t NVCBC0_LAUNCH_DMA_SEMAPHORE_STRUCT_SIZE_ONE_WORD = 0x1;
 inline constexpr uint32_t NVCBC0_LOAD_INLINE_DATA = 0x1B4;
 inline constexpr uint32_t NVCBC0_SET_I2M_SEMAPHORE_A = 0x1DC;
 inline constexpr BitField NVCBC0_SET_I2M_SEMAPHORE_A_OFFSET_UPPER{24, 0};

@@ -298,8 +298,4 @@ inline constexpr BitField NV_USERMODE_NOTIFY_CHANNEL_PENDING_HANDLE{31, 0};
 inline constexpr BitField NV_USERMODE_TIME_0_NSEC{31, 5};
 inline constexpr BitField NV_USERMODE_TIME_1_NSEC{28, 0};
 
-// Host methods of C56F/C86F that host_c86f.h leaves out (class/clc56f.h)
-inline constexpr uint32_t NVC86F_NOP = 0x8;
-inline constexpr uint32_t NVC86F_YIELD = 0x80;
-
 }  // namespace nvl::nv

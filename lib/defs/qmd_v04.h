@@ -75,8 +75,6 @@ inline constexpr MultiWordField NVCBC0_QMDV04_00_INVALIDATE_TEXTURE_HEADER_CACHE
 inline constexpr MultiWordField NVCBC0_QMDV04_00_INVALIDATE_TEXTURE_SAMPLER_CACHE{603, 603};
 inline constexpr MultiWordField NVCBC0_QMDV04_00_INVALIDATE_TEXTURE_DATA_CACHE{604, 604};
 inline constexpr MultiWordField NVCBC0_QMDV04_00_INVALIDATE_SHADER_DATA_CACHE{605, 605};
-inline constexpr MultiWordField NVCBC0_QMDV04_00_INVALIDATE_INSTRUCTION_CACHE{606, 606};
-inline constexpr MultiWordField NVCBC0_QMDV04_00_INVALIDATE_SHADER_CONSTANT_CACHE{607, 607};
 inline constexpr MultiWordField NVCBC0_QMDV04_00_MIN_SM_CONFIG_SHARED_MEM_SIZE{613, 608};
 inline constexpr MultiWordField NVCBC0_QMDV04_00_MAX_SM_CONFIG_SHARED_MEM_SIZE{619, 614};
 inline constexpr MultiWordField NVCBC0_QMDV04_00_TARGET_SM_CONFIG_SHARED_MEM_SIZE{625, 620};
@@ -86,8 +84,6 @@ inline constexpr MultiWordField NVCBC0_QMDV04_00_BARRIER_COUNT{1215, 1211};
 inline constexpr MultiWordField NVCBC0_QMDV04_00_PROGRAM_PREFETCH_ADDR_LOWER_SHIFTED{1375, 1344};
 inline constexpr MultiWordField NVCBC0_QMDV04_00_PROGRAM_PREFETCH_ADDR_UPPER_SHIFTED{1392, 1376};
 inline constexpr MultiWordField NVCBC0_QMDV04_00_PROGRAM_PREFETCH_SIZE{1401, 1393};
-constexpr MultiWordField NVCBC0_QMDV04_00_RELEASE_MEMBAR_TYPE(uint32_t i) { return {323 + i * 16, 323 + i * 16}; }
-inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_MEMBAR_TYPE_FE_SYSMEMBAR = 0x1;
 constexpr MultiWordField NVCBC0_QMDV04_00_CONSTANT_BUFFER_INVALIDATE(uint32_t i) { return {419 + i * 4, 419 + i * 4}; }
 
 // Reads a multi-word field (at most 64 bits wide) from a QMD image.

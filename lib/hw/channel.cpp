@@ -50,11 +50,11 @@ Status Channel::init(uint32_t hChannelGroup, uint32_t hContextShare, uint32_t en
     entries_ = kEntries;
     push_ = reinterpret_cast<uint32_t*>(base + kPushOffset);
     pushVa_ = area_->va() + kPushOffset;
-    pushSpace_ = RingSpace((kPushEnd - kPushOffset) / 4);
+    pushSpace_ = RingSpace((kPushEnd - kPushOffset) / 4, kEntries);
     if (areaSize > kPushEnd) {
         data_ = base + kPushEnd;
         dataVa_ = area_->va() + kPushEnd;
-        dataSpace_ = RingSpace(areaSize - kPushEnd);
+        dataSpace_ = RingSpace(areaSize - kPushEnd, kEntries);
     }
 
     NVL_ASSIGN_OR_RETURN(semaphoreMemory_, gpu_.allocHost(4096));
@@ -136,6 +136,15 @@ Result<Channel::Reserved> Channel::beginLocked(size_t dwords, size_t dataBytes) 
     if (put_ + 1 >= entries_) NVL_TRY(wait(put_ + 2 - entries_));
     r.writer = PushWriter(push_ + pushAt, dwords);
     return r;
+}
+
+void Channel::writeWait(PushWriter& w, uint64_t value) const {
+    const uint64_t va = semaphoreVa();
+    w.inc(Subchannel::Host, nv::NVC86F_SEM_ADDR_LO,
+          {lo32(va), hi32(va), lo32(value), hi32(value),
+           nv::NVC86F_SEM_EXECUTE_OPERATION.value(nv::NVC86F_SEM_EXECUTE_OPERATION_ACQ_CIRC_GEQ) |
+               nv::NVC86F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG.value(nv::NVC86F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG_EN) |
+               nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE.value(nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE_64BIT)});
 }
 
 void Channel::writeRelease(PushWriter& w, uint64_t value) {

@@ -37,9 +37,6 @@ public:
     uint32_t handle() const { return object_.handle(); }
     Gpu& gpu() const { return gpu_; }
 
-    // Writes up to 'maxDwords' of methods through 'fill(PushWriter&)', then
-    // the timeline release, and submits. Returns the submission's timeline
-    // value. 'fill' runs under the channel's submit lock.
     template <class Fill>
     Result<uint64_t> submit(size_t maxDwords, Fill&& fill) {
         return submitWithData(maxDwords, 0, [&](PushWriter& w, const DataSlot&) { fill(w); });
@@ -51,8 +48,11 @@ public:
         uint8_t* cpu = nullptr;  // write-combined: write it, never read it back
         uint64_t va = 0;
     };
-    // As submit(), with 'dataBytes' (256-byte aligned) of data-ring space
-    // for 'fill(PushWriter&, const DataSlot&)' to write.
+    // Writes up to 'maxDwords' of methods through 'fill(PushWriter&, const
+    // DataSlot&)', then the timeline release, and submits; 'fill' also gets
+    // 'dataBytes' (256-byte aligned, may be 0) of data-ring space to write.
+    // Returns the submission's timeline value. 'fill' runs under the
+    // channel's submit lock. submit() is the same without data.
     template <class Fill>
     Result<uint64_t> submitWithData(size_t maxDwords, size_t dataBytes, Fill&& fill) {
         std::lock_guard lock(submitMutex_);
@@ -72,6 +72,10 @@ public:
 
     // Where the timeline semaphore lives, for other channels to acquire.
     uint64_t semaphoreVa() const { return semaphoreMemory_->va(); }
+    // Methods making the channel they are written to wait until this
+    // channel's timeline reaches 'value'.
+    static constexpr size_t kWaitDwords = 6;
+    void writeWait(PushWriter& w, uint64_t value) const;
 
 private:
     static constexpr size_t kReleaseDwords = 8;

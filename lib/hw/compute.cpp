@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/align.h"
 #include "defs/compute_cbc0.h"
 #include "defs/host_c86f.h"
 #include "defs/rm_classes.h"
 
 namespace nvl::hw {
 namespace {
-
-constexpr uint64_t align(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 // Constant bank 0 on sm_90: the driver area before the parameters.
 constexpr uint32_t kCbufBlockDim = 0x00;    // blockDim.x/y/z, 32-bit each
@@ -27,11 +26,11 @@ constexpr uint32_t smConfig(uint32_t kib) { return kib / 4 + 1; }
 }  // namespace
 
 uint32_t Launch::sharedBytes(const KernelDescriptor& k, uint32_t dynamicSharedBytes) {
-    return static_cast<uint32_t>(align(k.sharedWindowBytes + dynamicSharedBytes, 128));
+    return static_cast<uint32_t>(alignUp(k.sharedWindowBytes + dynamicSharedBytes, 128));
 }
 
 size_t Launch::dataBytes(const KernelDescriptor& k, const ComputeState& s) {
-    return align(k.cbuf0Bytes, 256) + s.qmd->bytes;
+    return alignUp(k.cbuf0Bytes, 256) + s.qmd->bytes;
 }
 
 const QmdLayout& qmdLayoutFor(uint32_t computeClass) {
@@ -44,7 +43,7 @@ Qmd Launch::makeTemplate(const KernelDescriptor& k, const ComputeState& s) {
     q.set(l.majorVersion, l.majorVersionValue);
     if (l.hasQmdType) q.set(l.qmdType, l.qmdTypeGridCta);
     if (l.hasGlobalCaching) q.set(l.smGlobalCaching, 1);
-    q.set(l.groupId, 0x3f);
+    q.set(l.groupId, 0x3f);  // the group every launch of ours shares (tinygrad's value)
     q.set(l.sassVersion, s.smVersion);
     q.set(l.programLower, k.programVa & 0xffffffffu);
     q.set(l.programUpper, k.programVa >> 32);
@@ -53,8 +52,8 @@ Qmd Launch::makeTemplate(const KernelDescriptor& k, const ComputeState& s) {
     q.set(l.prefetchSize, std::min<uint32_t>(k.programBytes >> 8, 0x1ff));
     q.set(l.registerCount, k.registers);
     q.set(l.barrierCount, std::max<uint32_t>(k.barriers, 1));
-    q.set(l.apiVisibleCallLimit, 1);  // NO_CHECK
-    q.set(l.samplerIndex, 1);         // VIA_HEADER_INDEX
+    q.set(l.apiVisibleCallLimit, l.apiVisibleCallLimitNoCheck);
+    q.set(l.samplerIndex, l.samplerIndexViaHeaderIndex);
     // Copies and earlier kernels wrote memory this one may read: start clean.
     q.set(l.invalidateTextureHeader, 1);
     q.set(l.invalidateTextureSampler, 1);
@@ -66,20 +65,20 @@ Qmd Launch::makeTemplate(const KernelDescriptor& k, const ComputeState& s) {
     // Constant bank 0 moves every launch: never serve it from the cache.
     q.set(l.cbufValid(0), 1);
     q.set(l.cbufInvalidate(0), 1);
-    q.set(l.cbufSizeShifted4(0), align(k.cbuf0Bytes, 16) >> 4);
+    q.set(l.cbufSizeShifted4(0), alignUp(k.cbuf0Bytes, 16) >> 4);
     for (const ConstantBankBinding& b : k.banks) {
         q.set(l.cbufValid(b.index), 1);
         // __constant__ data can be rewritten between launches by plain copies.
         q.set(l.cbufInvalidate(b.index), 1);
         q.set(l.cbufAddrLower(b.index), (b.va >> l.cbufAddrShift) & 0xffffffffu);
         q.set(l.cbufAddrUpper(b.index), b.va >> (32 + l.cbufAddrShift));
-        q.set(l.cbufSizeShifted4(b.index), align(b.bytes, 16) >> 4);
+        q.set(l.cbufSizeShifted4(b.index), alignUp(b.bytes, 16) >> 4);
     }
     return q;
 }
 
-uint64_t Launch::write(const Channel::DataSlot& slot, const Qmd& tmpl, const KernelDescriptor& k,
-                       const LaunchGeometry& g, const void* params, size_t paramBytes, const ComputeState& s) {
+Launch::Written Launch::write(const Channel::DataSlot& slot, const Qmd& tmpl, const KernelDescriptor& k,
+                              const LaunchGeometry& g, const ComputeState& s) {
     const QmdLayout& l = *s.qmd;
     // Constant bank 0 first (64-byte aligned: V04 takes its address >> 6).
     uint32_t driver[kCbufStackTop / 4 + 2] = {};
@@ -97,7 +96,6 @@ uint64_t Launch::write(const Channel::DataSlot& slot, const Qmd& tmpl, const Ker
     uint8_t* cbuf = slot.cpu;
     std::memcpy(cbuf, driver, sizeof driver);
     std::memset(cbuf + sizeof driver, 0, k.paramBase - sizeof driver);
-    if (paramBytes) std::memcpy(cbuf + k.paramBase, params, paramBytes);
 
     // Then the QMD, 256-byte aligned after it (SEND_PCAS_A takes its address >> 8).
     Qmd q = tmpl;
@@ -120,14 +118,15 @@ uint64_t Launch::write(const Channel::DataSlot& slot, const Qmd& tmpl, const Ker
     q.set(l.localMemoryHighSize, s.localBytesPerThread);
     q.set(l.cbufAddrLower(0), (slot.va >> l.cbufAddrShift) & 0xffffffffu);
     q.set(l.cbufAddrUpper(0), slot.va >> (32 + l.cbufAddrShift));
-    const size_t qmdOffset = align(k.cbuf0Bytes, 256);
+    const size_t qmdOffset = alignUp(k.cbuf0Bytes, 256);
     q.copyTo(slot.cpu + qmdOffset, l.bytes);
-    return slot.va + qmdOffset;
+    return {slot.va + qmdOffset, cbuf + k.paramBase};
 }
 
 void Launch::push(PushWriter& w, uint64_t qmdVa) {
     using namespace nv;
-    w.inc(Subchannel::Compute, NVCBC0_SEND_PCAS_A, {static_cast<uint32_t>(qmdVa >> 8)});
+    w.inc(Subchannel::Compute, NVCBC0_SEND_PCAS_A,
+          {NVCBC0_SEND_PCAS_A_QMD_ADDRESS_SHIFTED8.value(static_cast<uint32_t>(qmdVa >> 8))});
     w.inc(Subchannel::Compute, NVCBC0_SEND_SIGNALING_PCAS2_B,
           {NVCBC0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION.value(NVCBC0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_PREFETCH_SCHEDULE)});
 }
@@ -142,25 +141,21 @@ void invalidateShaderCaches(PushWriter& w) {
 
 void setLocalMemory(PushWriter& w, uint64_t va, uint64_t bytesPerTpc) {
     using namespace nv;
-    w.inc(Subchannel::Compute, NVCBC0_SET_SHADER_LOCAL_MEMORY_A, {hi32(va), lo32(va)});
+    w.inc(Subchannel::Compute, NVCBC0_SET_SHADER_LOCAL_MEMORY_A,
+          {NVCBC0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.value(hi32(va)),
+           NVCBC0_SET_SHADER_LOCAL_MEMORY_B_ADDRESS_LOWER.value(lo32(va))});
+    // Every SM may use it at once (0xff: more SMs than any GPU has).
     w.inc(Subchannel::Compute, NVCBC0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A,
-          {hi32(bytesPerTpc), lo32(bytesPerTpc), 0xff});
-}
-
-void waitForSemaphore(PushWriter& w, uint64_t semaphoreVa, uint64_t value) {
-    using namespace nv;
-    w.inc(Subchannel::Host, NVC86F_SEM_ADDR_LO,
-          {lo32(semaphoreVa), hi32(semaphoreVa), lo32(value), hi32(value),
-           NVC86F_SEM_EXECUTE_OPERATION.value(NVC86F_SEM_EXECUTE_OPERATION_ACQ_CIRC_GEQ) |
-               NVC86F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG.value(NVC86F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG_EN) |
-               NVC86F_SEM_EXECUTE_PAYLOAD_SIZE.value(NVC86F_SEM_EXECUTE_PAYLOAD_SIZE_64BIT)});
+          {NVCBC0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A_SIZE_UPPER.value(hi32(bytesPerTpc)),
+           NVCBC0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_B_SIZE_LOWER.value(lo32(bytesPerTpc)),
+           NVCBC0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_C_MAX_SM_COUNT.value(0xff)});
 }
 
 LocalMemorySize localMemorySize(uint32_t bytesPerThread, uint32_t maxWarpsPerSm, uint32_t smPerTpc,
                                 uint32_t maxTpcPerGpc, uint32_t gpcCount) {
-    const uint64_t perWarp = align(static_cast<uint64_t>(bytesPerThread) * 32, 0x200);
-    const uint64_t perTpc = align(perWarp * maxWarpsPerSm * smPerTpc, 0x8000);
-    return {perTpc, align(perTpc * maxTpcPerGpc * gpcCount, 0x20000)};
+    const uint64_t perWarp = alignUp(static_cast<uint64_t>(bytesPerThread) * 32, 0x200);
+    const uint64_t perTpc = alignUp(perWarp * maxWarpsPerSm * smPerTpc, 0x8000);
+    return {perTpc, alignUp(perTpc * maxTpcPerGpc * gpcCount, 0x20000)};
 }
 
 }  // namespace nvl::hw

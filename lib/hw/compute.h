@@ -1,6 +1,6 @@
-// Compute-engine work: kernel launches (constant bank 0 + QMD V04 in the
-// channel's data ring, then SEND_PCAS), local-memory configuration, cache
-// invalidation, and waits on other channels' timeline semaphores.
+// Compute-engine work: kernel launches (constant bank 0 + QMD in the
+// channel's data ring, then SEND_PCAS), local-memory configuration and cache
+// invalidation.
 #pragma once
 
 #include <cstddef>
@@ -38,7 +38,7 @@ struct LaunchGeometry {
     uint32_t dynamicSharedBytes;
 };
 
-// Per-channel state the constant bank and the QMD refer to.
+// What constant bank 0 and the QMD need from the context and the GPU.
 struct ComputeState {
     uint64_t sharedWindow = 0;
     uint64_t localWindow = 0;
@@ -54,10 +54,14 @@ public:
     static Qmd makeTemplate(const KernelDescriptor& k, const ComputeState& s);
     // Bytes of data-ring space one launch of 'k' takes.
     static size_t dataBytes(const KernelDescriptor& k, const ComputeState& s);
-    // Writes constant bank 0 (driver area + 'params') and the QMD into
-    // 'slot'; returns the QMD's GPU address.
-    static uint64_t write(const Channel::DataSlot& slot, const Qmd& tmpl, const KernelDescriptor& k,
-                          const LaunchGeometry& g, const void* params, size_t paramBytes, const ComputeState& s);
+    // Writes constant bank 0's driver area and the QMD into 'slot'; the
+    // caller writes the parameters at 'params'.
+    struct Written {
+        uint64_t qmdVa;
+        uint8_t* params;  // slot.cpu + k.paramBase
+    };
+    static Written write(const Channel::DataSlot& slot, const Qmd& tmpl, const KernelDescriptor& k,
+                         const LaunchGeometry& g, const ComputeState& s);
     // The methods that start it.
     static constexpr size_t kPushDwords = 4;
     static void push(PushWriter& w, uint64_t qmdVa);
@@ -72,10 +76,6 @@ void invalidateShaderCaches(PushWriter& w);
 // Points the compute engine at a local-memory (stack) buffer.
 constexpr size_t kLocalMemoryDwords = 3 + 4;
 void setLocalMemory(PushWriter& w, uint64_t va, uint64_t bytesPerTpc);
-
-// Makes the channel wait until another channel's timeline reaches 'value'.
-constexpr size_t kWaitDwords = 6;
-void waitForSemaphore(PushWriter& w, uint64_t semaphoreVa, uint64_t value);
 
 // Local memory a GPU needs so that every thread can have 'bytesPerThread':
 // the per-TPC size SET_SHADER_LOCAL_MEMORY_NON_THROTTLED takes, and the total.

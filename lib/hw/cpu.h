@@ -34,8 +34,6 @@ inline void cpuRelax() {
 #endif
 }
 
-using nvl::monotonicNs;
-
 // Spins briefly, then yields, then sleeps with growing intervals: waiting
 // on the GPU must not burn a core once it is clearly going to take a while.
 class Backoff {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "common/align.h"
 #include "common/trace.h"
 #include "defs/host_c86f.h"
 #include "defs/nv_status.h"
@@ -28,7 +29,6 @@ constexpr uint64_t kGpuVaSize = 0x1fffffb000000ull;
 
 constexpr size_t kUsermodeSize = 0x10000;
 
-uint64_t roundUp(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
 
 size_t hostPageSize() {
     static const size_t size = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
@@ -294,7 +294,7 @@ Status Gpu::bringUp() {
 
 Result<std::unique_ptr<GpuMemory>> Gpu::allocVideo(size_t size, const VideoMemoryOptions& opts) {
     if (size == 0) return CUDA_ERROR_INVALID_VALUE;
-    const uint64_t bytes = roundUp(size, kHugePage);
+    const uint64_t bytes = alignUp(size, kHugePage);
     if (bytes < size) return CUDA_ERROR_OUT_OF_MEMORY;
     std::unique_ptr<GpuMemory> mem(new GpuMemory(*this, GpuMemory::Kind::Video));
     RmClient& rm = this->rm();
@@ -335,7 +335,7 @@ Result<std::unique_ptr<GpuMemory>> Gpu::allocVideo(size_t size, const VideoMemor
 
 Result<std::unique_ptr<GpuMemory>> Gpu::allocHost(size_t size) {
     if (size == 0) return CUDA_ERROR_INVALID_VALUE;
-    const size_t bytes = roundUp(size, hostPageSize());
+    const size_t bytes = alignUp(size, hostPageSize());
     void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return osError(-errno, "mmap(host memory)");
     auto mem = describeHost(p, bytes, true);

@@ -28,6 +28,7 @@ struct QmdLayout {
     Field groupId, sassVersion, programLower, programUpper;
     Field prefetchLowerShifted, prefetchUpperShifted, prefetchSize;
     Field registerCount, barrierCount, apiVisibleCallLimit, samplerIndex;
+    uint32_t apiVisibleCallLimitNoCheck, samplerIndexViaHeaderIndex;
     Field invalidateTextureHeader, invalidateTextureSampler, invalidateTextureData, invalidateShaderData;
     Field cwdMembarType;
     uint32_t cwdMembarSysmembar;
@@ -38,55 +39,97 @@ struct QmdLayout {
 };
 
 inline constexpr QmdLayout kQmdV04 = {
-    nv::NVCBC0_QMDV04_00_SIZE_BYTES,
-    nv::NVCBC0_QMDV04_00_QMD_MAJOR_VERSION, nv::NVCBC0_QMDV04_00_QMD_MAJOR_VERSION_4,
-    true, nv::NVCBC0_QMDV04_00_QMD_TYPE, nv::NVCBC0_QMDV04_00_QMD_TYPE_GRID_CTA,
-    false, {},
-    nv::NVCBC0_QMDV04_00_QMD_GROUP_ID, nv::NVCBC0_QMDV04_00_SASS_VERSION,
-    nv::NVCBC0_QMDV04_00_PROGRAM_ADDRESS_LOWER, nv::NVCBC0_QMDV04_00_PROGRAM_ADDRESS_UPPER,
-    nv::NVCBC0_QMDV04_00_PROGRAM_PREFETCH_ADDR_LOWER_SHIFTED, nv::NVCBC0_QMDV04_00_PROGRAM_PREFETCH_ADDR_UPPER_SHIFTED,
-    nv::NVCBC0_QMDV04_00_PROGRAM_PREFETCH_SIZE,
-    nv::NVCBC0_QMDV04_00_REGISTER_COUNT, nv::NVCBC0_QMDV04_00_BARRIER_COUNT,
-    nv::NVCBC0_QMDV04_00_API_VISIBLE_CALL_LIMIT, nv::NVCBC0_QMDV04_00_SAMPLER_INDEX,
-    nv::NVCBC0_QMDV04_00_INVALIDATE_TEXTURE_HEADER_CACHE, nv::NVCBC0_QMDV04_00_INVALIDATE_TEXTURE_SAMPLER_CACHE,
-    nv::NVCBC0_QMDV04_00_INVALIDATE_TEXTURE_DATA_CACHE, nv::NVCBC0_QMDV04_00_INVALIDATE_SHADER_DATA_CACHE,
-    nv::NVCBC0_QMDV04_00_CWD_MEMBAR_TYPE, nv::NVCBC0_QMDV04_00_CWD_MEMBAR_TYPE_L1_SYSMEMBAR,
-    nv::NVCBC0_QMDV04_00_MIN_SM_CONFIG_SHARED_MEM_SIZE, nv::NVCBC0_QMDV04_00_MAX_SM_CONFIG_SHARED_MEM_SIZE,
-    nv::NVCBC0_QMDV04_00_TARGET_SM_CONFIG_SHARED_MEM_SIZE, nv::NVCBC0_QMDV04_00_SHARED_MEMORY_SIZE,
-    nv::NVCBC0_QMDV04_00_SHADER_LOCAL_MEMORY_HIGH_SIZE,
-    nv::NVCBC0_QMDV04_00_GRID_WIDTH, nv::NVCBC0_QMDV04_00_GRID_HEIGHT, nv::NVCBC0_QMDV04_00_GRID_DEPTH,
-    nv::NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION0, nv::NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION1,
-    nv::NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION2,
-    nv::NVCBC0_QMDV04_00_CONSTANT_BUFFER_VALID, nv::NVCBC0_QMDV04_00_CONSTANT_BUFFER_INVALIDATE,
-    nv::NVCBC0_QMDV04_00_CONSTANT_BUFFER_ADDR_LOWER_SHIFTED6, nv::NVCBC0_QMDV04_00_CONSTANT_BUFFER_ADDR_UPPER_SHIFTED6,
-    nv::NVCBC0_QMDV04_00_CONSTANT_BUFFER_SIZE_SHIFTED4,
-    6,
+    .bytes = nv::NVCBC0_QMDV04_00_SIZE_BYTES,
+    .majorVersion = nv::NVCBC0_QMDV04_00_QMD_MAJOR_VERSION,
+    .majorVersionValue = nv::NVCBC0_QMDV04_00_QMD_MAJOR_VERSION_4,
+    .hasQmdType = true,
+    .qmdType = nv::NVCBC0_QMDV04_00_QMD_TYPE,
+    .qmdTypeGridCta = nv::NVCBC0_QMDV04_00_QMD_TYPE_GRID_CTA,
+    .hasGlobalCaching = false,
+    .smGlobalCaching = {},
+    .groupId = nv::NVCBC0_QMDV04_00_QMD_GROUP_ID,
+    .sassVersion = nv::NVCBC0_QMDV04_00_SASS_VERSION,
+    .programLower = nv::NVCBC0_QMDV04_00_PROGRAM_ADDRESS_LOWER,
+    .programUpper = nv::NVCBC0_QMDV04_00_PROGRAM_ADDRESS_UPPER,
+    .prefetchLowerShifted = nv::NVCBC0_QMDV04_00_PROGRAM_PREFETCH_ADDR_LOWER_SHIFTED,
+    .prefetchUpperShifted = nv::NVCBC0_QMDV04_00_PROGRAM_PREFETCH_ADDR_UPPER_SHIFTED,
+    .prefetchSize = nv::NVCBC0_QMDV04_00_PROGRAM_PREFETCH_SIZE,
+    .registerCount = nv::NVCBC0_QMDV04_00_REGISTER_COUNT,
+    .barrierCount = nv::NVCBC0_QMDV04_00_BARRIER_COUNT,
+    .apiVisibleCallLimit = nv::NVCBC0_QMDV04_00_API_VISIBLE_CALL_LIMIT,
+    .samplerIndex = nv::NVCBC0_QMDV04_00_SAMPLER_INDEX,
+    .apiVisibleCallLimitNoCheck = nv::NVCBC0_QMDV04_00_API_VISIBLE_CALL_LIMIT_NO_CHECK,
+    .samplerIndexViaHeaderIndex = nv::NVCBC0_QMDV04_00_SAMPLER_INDEX_VIA_HEADER_INDEX,
+    .invalidateTextureHeader = nv::NVCBC0_QMDV04_00_INVALIDATE_TEXTURE_HEADER_CACHE,
+    .invalidateTextureSampler = nv::NVCBC0_QMDV04_00_INVALIDATE_TEXTURE_SAMPLER_CACHE,
+    .invalidateTextureData = nv::NVCBC0_QMDV04_00_INVALIDATE_TEXTURE_DATA_CACHE,
+    .invalidateShaderData = nv::NVCBC0_QMDV04_00_INVALIDATE_SHADER_DATA_CACHE,
+    .cwdMembarType = nv::NVCBC0_QMDV04_00_CWD_MEMBAR_TYPE,
+    .cwdMembarSysmembar = nv::NVCBC0_QMDV04_00_CWD_MEMBAR_TYPE_L1_SYSMEMBAR,
+    .minSmConfig = nv::NVCBC0_QMDV04_00_MIN_SM_CONFIG_SHARED_MEM_SIZE,
+    .maxSmConfig = nv::NVCBC0_QMDV04_00_MAX_SM_CONFIG_SHARED_MEM_SIZE,
+    .targetSmConfig = nv::NVCBC0_QMDV04_00_TARGET_SM_CONFIG_SHARED_MEM_SIZE,
+    .sharedMemorySize = nv::NVCBC0_QMDV04_00_SHARED_MEMORY_SIZE,
+    .localMemoryHighSize = nv::NVCBC0_QMDV04_00_SHADER_LOCAL_MEMORY_HIGH_SIZE,
+    .gridWidth = nv::NVCBC0_QMDV04_00_GRID_WIDTH,
+    .gridHeight = nv::NVCBC0_QMDV04_00_GRID_HEIGHT,
+    .gridDepth = nv::NVCBC0_QMDV04_00_GRID_DEPTH,
+    .ctaDim0 = nv::NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION0,
+    .ctaDim1 = nv::NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION1,
+    .ctaDim2 = nv::NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION2,
+    .cbufValid = nv::NVCBC0_QMDV04_00_CONSTANT_BUFFER_VALID,
+    .cbufInvalidate = nv::NVCBC0_QMDV04_00_CONSTANT_BUFFER_INVALIDATE,
+    .cbufAddrLower = nv::NVCBC0_QMDV04_00_CONSTANT_BUFFER_ADDR_LOWER_SHIFTED6,
+    .cbufAddrUpper = nv::NVCBC0_QMDV04_00_CONSTANT_BUFFER_ADDR_UPPER_SHIFTED6,
+    .cbufSizeShifted4 = nv::NVCBC0_QMDV04_00_CONSTANT_BUFFER_SIZE_SHIFTED4,
+    .cbufAddrShift = 6,
 };
 
 inline constexpr QmdLayout kQmdV03 = {
-    nv::NVC6C0_QMDV03_00_SIZE_BYTES,
-    nv::NVC6C0_QMDV03_00_QMD_MAJOR_VERSION, nv::NVC6C0_QMDV03_00_QMD_MAJOR_VERSION_3,
-    false, {}, 0,
-    true, nv::NVC6C0_QMDV03_00_SM_GLOBAL_CACHING_ENABLE,
-    nv::NVC6C0_QMDV03_00_QMD_GROUP_ID, nv::NVC6C0_QMDV03_00_SASS_VERSION,
-    nv::NVC6C0_QMDV03_00_PROGRAM_ADDRESS_LOWER, nv::NVC6C0_QMDV03_00_PROGRAM_ADDRESS_UPPER,
-    nv::NVC6C0_QMDV03_00_PROGRAM_PREFETCH_ADDR_LOWER_SHIFTED, nv::NVC6C0_QMDV03_00_PROGRAM_PREFETCH_ADDR_UPPER_SHIFTED,
-    nv::NVC6C0_QMDV03_00_PROGRAM_PREFETCH_SIZE,
-    nv::NVC6C0_QMDV03_00_REGISTER_COUNT_V, nv::NVC6C0_QMDV03_00_BARRIER_COUNT,
-    nv::NVC6C0_QMDV03_00_API_VISIBLE_CALL_LIMIT, nv::NVC6C0_QMDV03_00_SAMPLER_INDEX,
-    nv::NVC6C0_QMDV03_00_INVALIDATE_TEXTURE_HEADER_CACHE, nv::NVC6C0_QMDV03_00_INVALIDATE_TEXTURE_SAMPLER_CACHE,
-    nv::NVC6C0_QMDV03_00_INVALIDATE_TEXTURE_DATA_CACHE, nv::NVC6C0_QMDV03_00_INVALIDATE_SHADER_DATA_CACHE,
-    nv::NVC6C0_QMDV03_00_CWD_MEMBAR_TYPE, nv::NVC6C0_QMDV03_00_CWD_MEMBAR_TYPE_L1_SYSMEMBAR,
-    nv::NVC6C0_QMDV03_00_MIN_SM_CONFIG_SHARED_MEM_SIZE, nv::NVC6C0_QMDV03_00_MAX_SM_CONFIG_SHARED_MEM_SIZE,
-    nv::NVC6C0_QMDV03_00_TARGET_SM_CONFIG_SHARED_MEM_SIZE, nv::NVC6C0_QMDV03_00_SHARED_MEMORY_SIZE,
-    nv::NVC6C0_QMDV03_00_SHADER_LOCAL_MEMORY_HIGH_SIZE,
-    nv::NVC6C0_QMDV03_00_CTA_RASTER_WIDTH, nv::NVC6C0_QMDV03_00_CTA_RASTER_HEIGHT, nv::NVC6C0_QMDV03_00_CTA_RASTER_DEPTH,
-    nv::NVC6C0_QMDV03_00_CTA_THREAD_DIMENSION0, nv::NVC6C0_QMDV03_00_CTA_THREAD_DIMENSION1,
-    nv::NVC6C0_QMDV03_00_CTA_THREAD_DIMENSION2,
-    nv::NVC6C0_QMDV03_00_CONSTANT_BUFFER_VALID, nv::NVC6C0_QMDV03_00_CONSTANT_BUFFER_INVALIDATE,
-    nv::NVC6C0_QMDV03_00_CONSTANT_BUFFER_ADDR_LOWER, nv::NVC6C0_QMDV03_00_CONSTANT_BUFFER_ADDR_UPPER,
-    nv::NVC6C0_QMDV03_00_CONSTANT_BUFFER_SIZE_SHIFTED4,
-    0,
+    .bytes = nv::NVC6C0_QMDV03_00_SIZE_BYTES,
+    .majorVersion = nv::NVC6C0_QMDV03_00_QMD_MAJOR_VERSION,
+    .majorVersionValue = nv::NVC6C0_QMDV03_00_QMD_MAJOR_VERSION_3,
+    .hasQmdType = false,
+    .qmdType = {},
+    .qmdTypeGridCta = 0,
+    .hasGlobalCaching = true,
+    .smGlobalCaching = nv::NVC6C0_QMDV03_00_SM_GLOBAL_CACHING_ENABLE,
+    .groupId = nv::NVC6C0_QMDV03_00_QMD_GROUP_ID,
+    .sassVersion = nv::NVC6C0_QMDV03_00_SASS_VERSION,
+    .programLower = nv::NVC6C0_QMDV03_00_PROGRAM_ADDRESS_LOWER,
+    .programUpper = nv::NVC6C0_QMDV03_00_PROGRAM_ADDRESS_UPPER,
+    .prefetchLowerShifted = nv::NVC6C0_QMDV03_00_PROGRAM_PREFETCH_ADDR_LOWER_SHIFTED,
+    .prefetchUpperShifted = nv::NVC6C0_QMDV03_00_PROGRAM_PREFETCH_ADDR_UPPER_SHIFTED,
+    .prefetchSize = nv::NVC6C0_QMDV03_00_PROGRAM_PREFETCH_SIZE,
+    .registerCount = nv::NVC6C0_QMDV03_00_REGISTER_COUNT_V,
+    .barrierCount = nv::NVC6C0_QMDV03_00_BARRIER_COUNT,
+    .apiVisibleCallLimit = nv::NVC6C0_QMDV03_00_API_VISIBLE_CALL_LIMIT,
+    .samplerIndex = nv::NVC6C0_QMDV03_00_SAMPLER_INDEX,
+    .apiVisibleCallLimitNoCheck = nv::NVC6C0_QMDV03_00_API_VISIBLE_CALL_LIMIT_NO_CHECK,
+    .samplerIndexViaHeaderIndex = nv::NVC6C0_QMDV03_00_SAMPLER_INDEX_VIA_HEADER_INDEX,
+    .invalidateTextureHeader = nv::NVC6C0_QMDV03_00_INVALIDATE_TEXTURE_HEADER_CACHE,
+    .invalidateTextureSampler = nv::NVC6C0_QMDV03_00_INVALIDATE_TEXTURE_SAMPLER_CACHE,
+    .invalidateTextureData = nv::NVC6C0_QMDV03_00_INVALIDATE_TEXTURE_DATA_CACHE,
+    .invalidateShaderData = nv::NVC6C0_QMDV03_00_INVALIDATE_SHADER_DATA_CACHE,
+    .cwdMembarType = nv::NVC6C0_QMDV03_00_CWD_MEMBAR_TYPE,
+    .cwdMembarSysmembar = nv::NVC6C0_QMDV03_00_CWD_MEMBAR_TYPE_L1_SYSMEMBAR,
+    .minSmConfig = nv::NVC6C0_QMDV03_00_MIN_SM_CONFIG_SHARED_MEM_SIZE,
+    .maxSmConfig = nv::NVC6C0_QMDV03_00_MAX_SM_CONFIG_SHARED_MEM_SIZE,
+    .targetSmConfig = nv::NVC6C0_QMDV03_00_TARGET_SM_CONFIG_SHARED_MEM_SIZE,
+    .sharedMemorySize = nv::NVC6C0_QMDV03_00_SHARED_MEMORY_SIZE,
+    .localMemoryHighSize = nv::NVC6C0_QMDV03_00_SHADER_LOCAL_MEMORY_HIGH_SIZE,
+    .gridWidth = nv::NVC6C0_QMDV03_00_CTA_RASTER_WIDTH,
+    .gridHeight = nv::NVC6C0_QMDV03_00_CTA_RASTER_HEIGHT,
+    .gridDepth = nv::NVC6C0_QMDV03_00_CTA_RASTER_DEPTH,
+    .ctaDim0 = nv::NVC6C0_QMDV03_00_CTA_THREAD_DIMENSION0,
+    .ctaDim1 = nv::NVC6C0_QMDV03_00_CTA_THREAD_DIMENSION1,
+    .ctaDim2 = nv::NVC6C0_QMDV03_00_CTA_THREAD_DIMENSION2,
+    .cbufValid = nv::NVC6C0_QMDV03_00_CONSTANT_BUFFER_VALID,
+    .cbufInvalidate = nv::NVC6C0_QMDV03_00_CONSTANT_BUFFER_INVALIDATE,
+    .cbufAddrLower = nv::NVC6C0_QMDV03_00_CONSTANT_BUFFER_ADDR_LOWER,
+    .cbufAddrUpper = nv::NVC6C0_QMDV03_00_CONSTANT_BUFFER_ADDR_UPPER,
+    .cbufSizeShifted4 = nv::NVC6C0_QMDV03_00_CONSTANT_BUFFER_SIZE_SHIFTED4,
+    .cbufAddrShift = 0,
 };
 
 // The layout a compute class takes (HOPPER_COMPUTE_A: V04; Ampere/Ada: V03).
@@ -96,7 +139,9 @@ class Qmd {
 public:
     static constexpr size_t kMaxBytes = nv::NVCBC0_QMDV04_00_SIZE_BYTES;
 
-    // Sets a field (up to 64 bits wide, possibly spanning words).
+    // Sets a field (up to 64 bits wide, possibly spanning words), a word at
+    // a time: this runs for every launch. (nv::qmdGet/qmdSet, bit by bit,
+    // serve the simulator and tests reading raw QMD bytes.)
     void set(Field f, uint64_t value) {
         uint32_t bit = f.lo;
         uint32_t left = f.width();
@@ -105,18 +150,10 @@ public:
             const uint32_t n = left < 32 - shift ? left : 32 - shift;
             const uint32_t mask = (n == 32 ? ~0u : ((1u << n) - 1)) << shift;
             w_[word] = (w_[word] & ~mask) | ((static_cast<uint32_t>(value) << shift) & mask);
-            value = n >= 64 ? 0 : value >> n;
+            value >>= n;
             bit += n;
             left -= n;
         }
-    }
-    uint64_t get(Field f) const {
-        uint64_t out = 0;
-        for (uint32_t i = 0; i < f.width(); ++i) {
-            const uint32_t b = f.lo + i;
-            out |= static_cast<uint64_t>((w_[b / 32] >> (b % 32)) & 1u) << i;
-        }
-        return out;
     }
     void copyTo(void* dst, size_t bytes) const { std::memcpy(dst, w_.data(), bytes); }
 

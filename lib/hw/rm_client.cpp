@@ -20,9 +20,9 @@ thread_local double lastUs = 0;
 
 template <class P>
 int escape(int fd, uint32_t nr, P& params) {
-    const uint64_t t0 = trace::driver() ? hw::monotonicNs() : 0;
+    const uint64_t t0 = trace::driver() ? monotonicNs() : 0;
     int rc = kdrv::get().ioctl(fd, nv::nvIoctlRequest(nr, sizeof params), &params);
-    if (t0) lastUs = static_cast<double>(hw::monotonicNs() - t0) / 1000.0;
+    if (t0) lastUs = static_cast<double>(monotonicNs() - t0) / 1000.0;
     return rc;
 }
 

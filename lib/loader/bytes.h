@@ -10,6 +10,8 @@
 #include <cstring>
 #include <span>
 
+#include "common/align.h"
+
 namespace nvl::loader {
 
 using Bytes = std::span<const uint8_t>;
@@ -21,8 +23,6 @@ inline bool addOk(uint64_t a, uint64_t b, uint64_t* out) { return !__builtin_add
 inline bool inBounds(uint64_t offset, uint64_t size, uint64_t total) {
     return offset <= total && size <= total - offset;
 }
-
-inline uint64_t alignUp(uint64_t v, uint64_t align) { return (v + align - 1) / align * align; }
 
 // Reads a little-endian integer; the caller has checked the bounds.
 template <class T>

@@ -5,8 +5,6 @@
 
 namespace nvl::loader {
 
-bool ElfSection::nobits() const { return type == SHT_NOBITS; }
-
 Result<std::unique_ptr<ElfFile>> ElfFile::open(Bytes bytes) {
     static const bool libelfReady = elf_version(EV_CURRENT) != EV_NONE;
     if (!libelfReady) return CUDA_ERROR_UNKNOWN;

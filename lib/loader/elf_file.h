@@ -25,7 +25,6 @@ struct ElfSection {
     uint32_t link = 0, info = 0;
     Bytes data;              // the section's bytes; empty for SHT_NOBITS
 
-    bool nobits() const;
     // Offset of 'value' (a symbol value or r_offset) inside the section: the
     // value itself, or value - sh_addr when the section has an address.
     uint64_t relative(uint64_t value) const { return addr != 0 && value >= addr ? value - addr : value; }

@@ -49,8 +49,8 @@ struct Kernel {
     uint32_t registers = 0;                 // EIATTR_REGCOUNT (callees included), else sh_info >> 24
     // Shared memory: staticSharedBytes is what the program declared (what
     // libcuda reports as SHARED_SIZE_BYTES); sharedWindowBytes is the size of
-    // .nv.shared.<name>, which on sm_90 also covers the 1 KiB reserved at the
-    // start of the window (reservedSharedBytes). The QMD needs
+    // the block's window: the 1 KiB the SM reserves at its start
+    // (reservedSharedBytes) and the static part after it. The QMD needs
     // sharedWindowBytes + dynamic shared memory.
     uint32_t staticSharedBytes = 0;
     uint32_t sharedWindowBytes = 0;
@@ -77,7 +77,6 @@ struct Kernel {
     uint32_t constBank0Bytes = 0;
     uint64_t constBank0ImageOffset = 0;
     std::vector<ConstantBank> banks;        // every bank other than 0 (1..7), sorted by bank number
-    uint32_t maxDynamicSharedBytes = 0;     // no EIATTR carries it in sm_90 cubins: always 0
 };
 
 // A __device__ or __constant__ variable (cuModuleGetGlobal). __constant__
@@ -101,7 +100,6 @@ struct Image {
     uint64_t zeroFillBytes = 0;  // zero-initialised data after bytes (see above)
     uint64_t alignment = 256;    // the base address must be a multiple of this
     uint32_t smVersion = 0;      // architecture of the machine code, e.g. 90
-    bool archSpecific = false;   // built for sm_90a (fatbin entry flag)
     // CU_FUNC_ATTRIBUTE_PTX_VERSION / BINARY_VERSION as libcuda reports them:
     // the virtual architecture the code was compiled from (.note.nv.cuinfo:
     // 90 for compute_90, 80 for compute_80 code built for sm_90) and the

@@ -1,8 +1,8 @@
 #include "loader/jit.h"
 
-#include <chrono>
 #include <string>
 
+#include "common/clock.h"
 #include "common/trace.h"
 #include "loader/nvjitlink.h"
 
@@ -13,14 +13,12 @@ namespace {
 constexpr char kNoCompiler[] =
     "nvlite: compiling PTX needs libnvJitLink (CUDA toolkit 12 or 13), which was not found\n";
 
-float millisecondsSince(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
+float millisecondsSince(uint64_t t0Ns) { return static_cast<float>(monotonicNs() - t0Ns) / 1e6f; }
 
 // One nvJitLink run over a single input.
 Result<std::vector<uint8_t>> runOne(nvjitlink::InputType type, const void* data, size_t size, uint32_t gpuSm,
                                     JitOptions& jit) {
-    auto t0 = std::chrono::steady_clock::now();
+    const uint64_t t0 = monotonicNs();
     JitTarget target = jitTarget(jit, gpuSm);
     auto session = nvjitlink::Session::create(nvJitLinkArguments(jit, target.sm, target.archSpecific));
     if (!session.ok()) {

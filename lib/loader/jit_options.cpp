@@ -118,7 +118,6 @@ void publish(JitOptions& jit, std::string_view info, std::string_view error, flo
         jit.infoText.clear();  // the caller's buffers below still get the logs
         jit.errorText.clear();
     }
-    jit.wallTimeMs = wallMs;
     copyLog(info, jit.infoLog, jit.infoLogSize, jit.infoLogSizeSlot);
     copyLog(error, jit.errorLog, jit.errorLogSize, jit.errorLogSizeSlot);
     if (jit.wallTimeSlot) {

@@ -42,7 +42,6 @@ struct JitOptions {
     // may hold only a prefix).
     std::string infoText;
     std::string errorText;
-    float wallTimeMs = 0;
 
     // The caller's optionValues slots that libcuda updates: the log sizes
     // (bytes written) and CU_JIT_WALL_TIME (a float stored in the slot).

@@ -31,8 +31,8 @@ constexpr uint64_t kMaxBankBytes = 64 * 1024;
 constexpr uint32_t kMaxBanks = 8;
 // Beyond any GPU: a value past these is a corrupt image, not a big kernel.
 constexpr uint32_t kMaxRegisters = 255, kMaxBarriers = 16, kMaxSharedBytes = 1 << 20;
+constexpr uint32_t kMaxParamBytes = 32764;  // CUDA's limit for a kernel's parameters
 
-bool startsWith(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 
 bool reservesShared(const ElfFile& elf) {
     if (elf.find(".nv.shared.reserved.0")) return true;
@@ -130,6 +130,7 @@ Status readKernelInfo(Bytes section, Kernel& k, ParamCbank* cbank) {
 }
 
 Status checkParams(Kernel& k) {
+    if (k.paramBytes > kMaxParamBytes) return CUDA_ERROR_INVALID_IMAGE;
     std::sort(k.params.begin(), k.params.end(),
               [](const KernelParam& a, const KernelParam& b) { return a.ordinal < b.ordinal; });
     for (size_t i = 0; i < k.params.size(); ++i) {
@@ -185,17 +186,20 @@ void readShared(const ElfFile& elf, bool reserved, uint32_t text, Kernel& k) {
     const std::string exact = ".nv.shared." + k.name;
     uint64_t window = 0;
     for (const ElfSection& s : elf.sections()) {
-        if (s.type != SHT_NOBITS || !startsWith(s.name, ".nv.shared.") || startsWith(s.name, ".nv.shared.reserved."))
+        if (s.type != SHT_NOBITS || !s.name.starts_with(".nv.shared.") || s.name.starts_with(".nv.shared.reserved."))
             continue;
         if (s.name == exact || s.info == text) {
             window = s.size;
             break;
         }
     }
-    k.reservedSharedBytes = reserved ? kReservedSharedBytes : 0;
-    window = std::max<uint64_t>(window, k.reservedSharedBytes);
-    k.sharedWindowBytes = static_cast<uint32_t>(std::min<uint64_t>(window, UINT32_MAX));
-    k.staticSharedBytes = k.sharedWindowBytes - k.reservedSharedBytes;
+    // The SM keeps 1 KiB at the start of every block's window. A cubin with
+    // .nv.shared.reserved.* counts it in the kernel's section; otherwise the
+    // section is the program's own and the reserved part comes on top.
+    window = std::min<uint64_t>(window, UINT32_MAX - kReservedSharedBytes);
+    k.staticSharedBytes = static_cast<uint32_t>(reserved ? window - std::min<uint64_t>(window, kReservedSharedBytes) : window);
+    k.reservedSharedBytes = kReservedSharedBytes;
+    k.sharedWindowBytes = k.staticSharedBytes + kReservedSharedBytes;
 }
 
 }  // namespace

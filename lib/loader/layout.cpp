@@ -17,7 +17,6 @@ constexpr uint64_t kMaxAlign = 1 << 16;
 constexpr uint64_t kMaxBytes = 1ull << 31;      // stored part of an image
 constexpr uint64_t kMaxZeroFill = 1ull << 40;   // __device__ data without initialiser
 
-bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 Placement classify(const ElfSection& s) {
     if (s.index == 0 || !(s.flags & SHF_ALLOC)) return Placement::None;
@@ -26,7 +25,7 @@ Placement classify(const ElfSection& s) {
     bool constantType = s.type == SHT_PROGBITS || (s.type >= kShtCudaConstantB0 && s.type <= kShtCudaConstantB17);
     if (constantType && constantBankOf(s.name, &bank, &perKernel)) return Placement::Constant;
     if (s.type == SHT_PROGBITS) return (s.flags & SHF_EXECINSTR) ? Placement::Text : Placement::Data;
-    if (s.type == SHT_NOBITS && startsWith(s.name, ".nv.global")) return Placement::ZeroFill;
+    if (s.type == SHT_NOBITS && s.name.starts_with(".nv.global")) return Placement::ZeroFill;
     return Placement::None;  // .nv.shared.*, .nv.local.*: per-CTA / per-thread memory, not image memory
 }
 
@@ -34,7 +33,7 @@ Placement classify(const ElfSection& s) {
 
 bool constantBankOf(const std::string& name, uint32_t* bank, bool* perKernel) {
     static const char kPrefix[] = ".nv.constant";
-    if (!startsWith(name, kPrefix)) return false;
+    if (!name.starts_with(kPrefix)) return false;
     size_t i = sizeof kPrefix - 1, start = i;
     uint32_t n = 0;
     while (i < name.size() && name[i] >= '0' && name[i] <= '9' && i - start < 3) n = n * 10 + (name[i++] - '0');

@@ -14,6 +14,7 @@
 namespace nvl::loader {
 
 namespace nvjitlink { class Session; }
+class SessionThread;
 
 class Linker {
 public:
@@ -33,14 +34,19 @@ public:
     Status addFile(CUjitInputType type, const char* path);
     // cuLinkComplete: links and keeps the cubin (valid until the Linker goes).
     Result<const std::vector<uint8_t>*> complete();
-
-    JitOptions& options() { return jit_; }
+    // The options with what the session wrote back (logs, wall time).
+    const JitOptions& options() const { return jit_; }
 
 private:
-    Linker() = default;
+    Linker();
     Status failed(int rc, bool ptxInput);
 
     JitOptions jit_;
+    // nvJitLink 13.0 crashes (heap corruption) when a handle that took PTX is
+    // completed or destroyed on another thread than the one that added it,
+    // and cuLink* calls may come from any thread: every call of the session
+    // runs on this thread of its own.
+    std::unique_ptr<SessionThread> thread_;
     std::unique_ptr<nvjitlink::Session> session_;
     std::vector<uint8_t> cubin_;
     bool completed_ = false;

@@ -25,17 +25,20 @@ constexpr size_t kMaxFileBytes = size_t{1} << 31;
 // Reads the magic byte by byte so that a short PTX string is not read past
 // its NUL when the size is unknown.
 Format detect(const uint8_t* p, size_t size) {
-    auto has = [&](const uint8_t (&magic)[4]) {
+    // 'magic' as its first four bytes in memory (little-endian).
+    auto has = [&](uint32_t magic) {
         for (size_t i = 0; i < 4; ++i)
-            if (i >= size || p[i] != magic[i]) return false;
+            if (i >= size || p[i] != ((magic >> (8 * i)) & 0xff)) return false;
         return true;
     };
-    static constexpr uint8_t kElf[4] = {0x7f, 'E', 'L', 'F'};
-    static constexpr uint8_t kFatbin[4] = {0x50, 0xed, 0x55, 0xba};   // 0xBA55ED50 little-endian
-    static constexpr uint8_t kWrapper[4] = {0xb1, 0x43, 0x62, 0x46};  // 0x466243B1 little-endian
-    if (has(kElf)) return Format::Elf;
-    if (has(kFatbin)) return Format::Fatbin;
-    if (has(kWrapper)) return Format::Wrapper;
+    auto hasElf = [&] {
+        for (size_t i = 0; i < SELFMAG; ++i)
+            if (i >= size || p[i] != static_cast<uint8_t>(ELFMAG[i])) return false;
+        return true;
+    };
+    if (hasElf()) return Format::Elf;
+    if (has(fatbin::kMagic)) return Format::Fatbin;
+    if (has(fatbin::kWrapperMagic)) return Format::Wrapper;
     return Format::Text;
 }
 
@@ -80,7 +83,6 @@ Result<Image> fromFatbin(Bytes container, uint32_t sm, JitOptions& jit) {
                               ? fromCubin(payload, sm, jit)
                               : fromPtx(std::string_view(reinterpret_cast<const char*>(payload.data()), payload.size()),
                                         sm, jit);
-    if (image.ok() && e->kind == fatbin::Kind::Elf) image->archSpecific = e->archSpecific;
     return image;
 }
 

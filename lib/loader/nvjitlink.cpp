@@ -129,23 +129,25 @@ int Session::addFile(InputType type, const char* path) { return handle_->api->ad
 
 int Session::complete() { return handle_->api->complete(handle_->h); }
 
-std::string Session::errorLog() const {
+namespace {
+
+// A log through its size and text getters; "" when there is none.
+std::string readLog(void* h, int (*size)(void*, size_t*), int (*text)(void*, char*)) {
     size_t n = 0;
-    if (handle_->api->errorLogSize(handle_->h, &n) != kSuccess || n == 0) return {};
+    if (size(h, &n) != kSuccess || n == 0) return {};
     std::string s(n, '\0');
-    if (handle_->api->errorLog(handle_->h, s.data()) != kSuccess) return {};
+    if (text(h, s.data()) != kSuccess) return {};
     s.resize(s.find('\0') == std::string::npos ? n : s.find('\0'));
     return s;
 }
 
-std::string Session::infoLog() const {
-    size_t n = 0;
-    if (handle_->api->infoLogSize(handle_->h, &n) != kSuccess || n == 0) return {};
-    std::string s(n, '\0');
-    if (handle_->api->infoLog(handle_->h, s.data()) != kSuccess) return {};
-    s.resize(s.find('\0') == std::string::npos ? n : s.find('\0'));
-    return s;
+}  // namespace
+
+std::string Session::errorLog() const {
+    return readLog(handle_->h, handle_->api->errorLogSize, handle_->api->errorLog);
 }
+
+std::string Session::infoLog() const { return readLog(handle_->h, handle_->api->infoLogSize, handle_->api->infoLog); }
 
 Result<std::vector<uint8_t>> Session::linkedCubin() const {
     size_t n = 0;

@@ -391,6 +391,39 @@ static void test_before_init_not_initialized(void **state) {
     assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuMemsetD8Async(fake, 1, 16, NULL));
     assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuMemsetD16Async(fake, 1, 8, NULL));
     assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuMemsetD32Async(fake, 1, 4, NULL));
+
+    /* Modules, functions, launches, occupancy, linking: handles made up
+     * (nothing can be loaded before cuInit). */
+    static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n";
+    CUmodule m = NULL;
+    CUfunction f = (CUfunction)(uintptr_t)0x1000;
+    CUlinkState link = (CUlinkState)(uintptr_t)0x2000;
+    CUmoduleLoadingMode mode;
+    const char *name = NULL;
+    void *cubin = NULL;
+    size_t cubin_size = 0;
+    int blocks = 0, grid = 0, block = 0;
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuModuleLoad(&m, "/nonexistent.cubin"));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuModuleLoadData(&m, ptx));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuModuleLoadDataEx(&m, ptx, 0, NULL, NULL));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuModuleLoadFatBinary(&m, ptx));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuModuleUnload((CUmodule)(uintptr_t)0x3000));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuModuleGetFunction(&f, (CUmodule)(uintptr_t)0x3000, "k"));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuModuleGetGlobal(&base, &bytes, (CUmodule)(uintptr_t)0x3000, "g"));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuModuleGetLoadingMode(&mode));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 0));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuFuncSetCacheConfig(f, CU_FUNC_CACHE_PREFER_NONE));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuFuncGetName(&name, f));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 32, 0));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuOccupancyMaxPotentialBlockSize(&grid, &block, f, NULL, 0, 0));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuLinkCreate(0, NULL, NULL, &link));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)ptx, sizeof ptx, "p", 0,
+                                                        NULL, NULL));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuLinkAddFile(link, CU_JIT_INPUT_PTX, "/nonexistent.ptx", 0, NULL, NULL));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuLinkComplete(link, &cubin, &cubin_size));
+    assert_cu(CUDA_ERROR_NOT_INITIALIZED, cuLinkDestroy(link));
 }
 
 /* ------------------------------------------------------------ cuInit */

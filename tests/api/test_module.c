@@ -1,14 +1,16 @@
 /*
  * Modules and functions: cuModuleLoad/LoadData/LoadDataEx/LoadFatBinary,
  * cuModuleUnload, cuModuleGetFunction, cuModuleGetGlobal, cuModuleGet-
- * LoadingMode, cuFuncGetAttribute/SetAttribute/SetCacheConfig/GetName and
- * the occupancy calculator (cuOccupancy*).
+ * LoadingMode, cuFuncGetAttribute/SetAttribute/SetCacheConfig/GetName, the
+ * occupancy calculator (cuOccupancy*) and linking (cuLink*); handles from
+ * several threads at once.
  *
  * Kernels are compiled at test time: cubins and PTX with NVRTC (dlopen'ed),
  * fatbins with nvcc (ts_kernels.h); without them the tests that need them
  * skip, saying why. Runs on the simulator (make test) and on the GPU
- * (make test-hw); nothing here launches a kernel (tests/unit/
- * test_launch_sim.cpp and tests/hw/test_hw_kernels.c do).
+ * (make test-hw); only the thread test launches a kernel, to race it with
+ * unloading (tests/unit/test_launch_sim.cpp and tests/hw/test_hw_kernels.c
+ * check launches).
  *
  * Expected codes: libcuda 580 on an H200, as tests/compat/module_probe.c
  * recorded them (tests/compat/expected/libcuda_modules.txt); where libcuda
@@ -18,6 +20,7 @@
  * 228 KiB of shared memory of which 1 KiB per block is reserved).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -831,6 +834,261 @@ static void test_unload_after_context_destroyed(void **state) {
     assert_cu_either(CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_CONTEXT_IS_DESTROYED, cuModuleUnload(m));
 }
 
+/* A handle of one kind passed as another, or a context as a module: one of
+ * ours, but not what the call takes. */
+static void test_handles_of_the_wrong_kind(void **state) {
+    ts_fixture *fx = ts_fx(state);
+    CUmodule m = load_cubin(main_cubin());
+    CUfunction f = ts_get_function(m, "k_tiny");
+    int v = 0;
+    const char *name = NULL;
+    CUfunction g = NULL;
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, (CUfunction)m));
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuFuncGetName(&name, (CUfunction)m));
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuLaunchKernel((CUfunction)m, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuModuleUnload((CUmodule)f));
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuModuleGetFunction(&g, (CUmodule)f, "k_tiny"));
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuModuleGetFunction(&g, (CUmodule)fx->ctx, "k_tiny"));
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuLinkDestroy((CUlinkState)m));
+    /* Both still work as what they are. */
+    assert_cu_ok(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
+    assert_cu_ok(cuModuleUnload(m));
+}
+
+/* A module lives in the primary context's activation it was loaded in:
+ * after the last release and a new retain, its handles are dead. */
+static void test_module_dies_with_primary_release(void **state) {
+    ts_fixture *fx = ts_fx(state);
+    unsigned flags = 0;
+    int active = 1;
+    assert_cu_ok(cuDevicePrimaryCtxGetState(fx->dev, &flags, &active));
+    if (active) ts_skip("the primary context is already in use in this process");
+    CUcontext primary = NULL;
+    assert_cu_ok(cuDevicePrimaryCtxRetain(&primary, fx->dev));
+    assert_cu_ok(cuCtxPushCurrent(primary));
+    CUmodule m = load_cubin(main_cubin());
+    CUfunction f = ts_get_function(m, "k_tiny");
+    CUcontext popped = NULL;
+    assert_cu_ok(cuCtxPopCurrent(&popped));
+    assert_ptr_equal(popped, primary);
+    assert_cu_ok(cuDevicePrimaryCtxRelease(fx->dev));
+
+    assert_cu_ok(cuDevicePrimaryCtxRetain(&primary, fx->dev));
+    assert_cu_ok(cuCtxPushCurrent(primary));
+    int v = 0;
+    CUfunction g = NULL;
+    const CUresult attr = cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, f);
+    const CUresult get = cuModuleGetFunction(&g, m, "k_tiny");
+    const CUresult launch = cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+    const CUresult unload = cuModuleUnload(m);
+    /* The new activation works. */
+    CUmodule again = load_cubin(main_cubin());
+    check_main_module(again);
+    assert_cu_ok(cuModuleUnload(again));
+    assert_cu_ok(cuCtxPopCurrent(&popped));
+    assert_cu_ok(cuDevicePrimaryCtxRelease(fx->dev));
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, attr);
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, get);
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, launch);
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, unload);
+}
+
+/* A module's variables are its own: cuMemFree refuses them (at their start
+ * and inside), and they stay usable. */
+static void test_globals_are_not_allocations(void **state) {
+    (void)state;
+    CUmodule m = load_cubin(main_cubin());
+    CUdeviceptr p = 0, base = 0;
+    size_t n = 0, size = 0;
+    assert_cu_ok(cuModuleGetGlobal(&p, &n, m, "g_dev"));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemFree(p));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemFree(p + 4));
+    /* Its range is the variable's (libcuda). */
+    assert_cu_ok(cuMemGetAddressRange(&base, &size, p + 8));
+    assert_true(base == p);
+    assert_int_equal(size, n);
+    int v[4] = {0};
+    assert_cu_ok(cuMemcpyDtoH(v, p, sizeof v));
+    for (int i = 0; i < 4; ++i) assert_int_equal(v[i], i + 1);
+    assert_cu_ok(cuModuleUnload(m));
+    /* Gone with the module. */
+    assert_cu(CUDA_ERROR_NOT_FOUND, cuMemGetAddressRange(&base, &size, p));
+}
+
+/* ------------------------------------------------------------------ threads */
+
+#define MODULE_THREADS 4
+#define MODULE_ROUNDS 25
+
+typedef struct {
+    CUcontext ctx;
+    const void *cubin;
+    CUdeviceptr out;
+    CUmodule shared;        /* unloaded by one thread while others use it */
+    CUresult first_error;   /* the first unexpected result, if any */
+    const char *what;
+} module_race;
+
+static void race_note(module_race *r, CUresult got, const char *what) {
+    if (got != CUDA_SUCCESS && r->first_error == CUDA_SUCCESS) {
+        r->first_error = got;
+        r->what = what;
+    }
+}
+
+/* Loads, looks up, launches and unloads its own modules, and uses the shared
+ * one, which may vanish under it: then only INVALID_HANDLE is acceptable. */
+static void *module_worker(void *arg) {
+    module_race *r = arg;
+    if (cuCtxSetCurrent(r->ctx) != CUDA_SUCCESS) {
+        race_note(r, CUDA_ERROR_INVALID_CONTEXT, "cuCtxSetCurrent");
+        return NULL;
+    }
+    for (int i = 0; i < MODULE_ROUNDS; ++i) {
+        CUmodule m = NULL;
+        CUfunction f = NULL;
+        race_note(r, cuModuleLoadData(&m, r->cubin), "cuModuleLoadData");
+        if (!m) break;
+        race_note(r, cuModuleGetFunction(&f, m, "k_tiny"), "cuModuleGetFunction");
+        void *params[] = {&r->out};
+        if (f) race_note(r, cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL), "cuLaunchKernel");
+        race_note(r, cuModuleUnload(m), "cuModuleUnload");
+        CUfunction g = NULL;
+        CUresult s = cuModuleGetFunction(&g, r->shared, "k_tiny");
+        if (s == CUDA_SUCCESS) s = cuLaunchKernel(g, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL);
+        if (s != CUDA_SUCCESS && s != CUDA_ERROR_INVALID_HANDLE) race_note(r, s, "the shared module");
+    }
+    return NULL;
+}
+
+static void test_modules_from_several_threads(void **state) {
+    ts_fixture *fx = ts_fx(state);
+    module_race race[MODULE_THREADS];
+    pthread_t threads[MODULE_THREADS];
+    CUdeviceptr out = 0;
+    assert_cu_ok(cuMemAlloc(&out, 4096));
+    CUmodule shared = load_cubin(main_cubin());
+    for (int t = 0; t < MODULE_THREADS; ++t) {
+        race[t] = (module_race){fx->ctx, main_cubin()->data, out, shared, CUDA_SUCCESS, NULL};
+        assert_int_equal(pthread_create(&threads[t], NULL, module_worker, &race[t]), 0);
+    }
+    assert_cu_ok(cuModuleUnload(shared)); /* while the workers run */
+    for (int t = 0; t < MODULE_THREADS; ++t) assert_int_equal(pthread_join(threads[t], NULL), 0);
+    for (int t = 0; t < MODULE_THREADS; ++t)
+        if (race[t].first_error != CUDA_SUCCESS)
+            fail_msg("thread %d: %s returned %s", t, race[t].what, ts_cu_name(race[t].first_error));
+    assert_cu_ok(cuCtxSynchronize());
+    assert_cu_ok(cuMemFree(out));
+}
+
+/* ------------------------------------------------------------------ linking */
+
+static void test_link(void **state) {
+    (void)state;
+    const char *ptx = main_ptx();
+    CUlinkState link = NULL;
+    assert_cu_ok(cuLinkCreate(0, NULL, NULL, &link));
+    assert_non_null(link);
+    assert_cu_ok(cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)ptx, strlen(ptx) + 1, "module.ptx", 0, NULL, NULL));
+    void *cubin = NULL;
+    size_t size = 0;
+    assert_cu_ok(cuLinkComplete(link, &cubin, &size));
+    assert_non_null(cubin);
+    assert_true(size > 64);
+    CUmodule m = NULL;
+    assert_cu_ok(cuModuleLoadData(&m, cubin));
+    check_main_module(m);
+    assert_cu_ok(cuModuleUnload(m));
+    assert_cu_ok(cuLinkDestroy(link));
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuLinkDestroy(link));
+}
+
+static void test_link_bad_arguments(void **state) {
+    (void)state;
+    const char *ptx = main_ptx();
+    CUlinkState link = NULL;
+    void *cubin = NULL;
+    size_t size = 0;
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuLinkCreate(0, NULL, NULL, NULL));
+    CUjit_option opt = CU_JIT_MAX_REGISTERS;
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuLinkCreate(1, &opt, NULL, &link));
+    assert_cu_ok(cuLinkCreate(0, NULL, NULL, &link));
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuLinkAddData(NULL, CU_JIT_INPUT_PTX, (void *)ptx, 8, "p", 0, NULL, NULL));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuLinkAddData(link, CU_JIT_INPUT_PTX, NULL, 8, "p", 0, NULL, NULL));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)ptx, 0, "p", 0, NULL, NULL));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)ptx, 8, "p", 1, NULL, NULL));
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuLinkAddFile(NULL, CU_JIT_INPUT_PTX, "x.ptx", 0, NULL, NULL));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuLinkAddFile(link, CU_JIT_INPUT_PTX, NULL, 0, NULL, NULL));
+    assert_cu(CUDA_ERROR_FILE_NOT_FOUND, cuLinkAddFile(link, CU_JIT_INPUT_PTX, "/nonexistent/x.ptx", 0, NULL, NULL));
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuLinkComplete(NULL, &cubin, &size));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuLinkComplete(link, NULL, &size));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuLinkComplete(link, &cubin, NULL));
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuLinkDestroy(NULL));
+    assert_cu_ok(cuLinkDestroy(link));
+    /* No current context. */
+    CUcontext ctx = NULL;
+    assert_cu_ok(cuCtxPopCurrent(&ctx));
+    CUresult r = cuLinkCreate(0, NULL, NULL, &link);
+    assert_cu_ok(cuCtxPushCurrent(ctx));
+    assert_cu(CUDA_ERROR_INVALID_CONTEXT, r);
+}
+
+#define LINK_THREADS 4
+
+typedef struct {
+    CUlinkState link;
+    const char *ptx;
+    CUresult result;
+} link_race;
+
+/* Adds to the shared session until it is destroyed under it. */
+static void *link_adder(void *arg) {
+    link_race *r = arg;
+    for (int i = 0; i < 20; ++i) {
+        CUresult s = cuLinkAddData(r->link, CU_JIT_INPUT_PTX, (void *)r->ptx, strlen(r->ptx) + 1, "p", 0, NULL, NULL);
+        if (s != CUDA_SUCCESS && s != CUDA_ERROR_INVALID_HANDLE && r->result == CUDA_SUCCESS) r->result = s;
+    }
+    return NULL;
+}
+
+static void *link_destroyer(void *arg) {
+    link_race *r = arg;
+    r->result = cuLinkDestroy(r->link);
+    return NULL;
+}
+
+/* Several threads add to one session while others destroy it: exactly one
+ * destroy succeeds, the rest answer INVALID_HANDLE, nothing crashes. */
+static void test_link_from_several_threads(void **state) {
+    (void)state;
+    /* A PTX unit with nothing in it, added again and again: the race is
+     * about the handle, not the compiler. */
+    static const char tiny_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n";
+    for (int round = 0; round < 10; ++round) {
+        CUlinkState link = NULL;
+        assert_cu_ok(cuLinkCreate(0, NULL, NULL, &link));
+        link_race adders[LINK_THREADS], destroyers[LINK_THREADS];
+        pthread_t at[LINK_THREADS], dt[LINK_THREADS];
+        for (int t = 0; t < LINK_THREADS; ++t) {
+            adders[t] = (link_race){link, tiny_ptx, CUDA_SUCCESS};
+            destroyers[t] = (link_race){link, NULL, CUDA_SUCCESS};
+            assert_int_equal(pthread_create(&at[t], NULL, link_adder, &adders[t]), 0);
+        }
+        for (int t = 0; t < LINK_THREADS; ++t)
+            assert_int_equal(pthread_create(&dt[t], NULL, link_destroyer, &destroyers[t]), 0);
+        int destroyed = 0;
+        for (int t = 0; t < LINK_THREADS; ++t) {
+            assert_int_equal(pthread_join(at[t], NULL), 0);
+            assert_int_equal(pthread_join(dt[t], NULL), 0);
+            if (adders[t].result != CUDA_SUCCESS)
+                fail_msg("cuLinkAddData during destroy: %s", ts_cu_name(adders[t].result));
+            if (destroyers[t].result == CUDA_SUCCESS) ++destroyed;
+            else assert_cu(CUDA_ERROR_INVALID_HANDLE, destroyers[t].result);
+        }
+        assert_int_equal(destroyed, 1);
+    }
+}
+
 /* ------------------------------------------------------------------ attributes */
 
 static void test_func_attributes(void **state) {
@@ -1190,6 +1448,13 @@ int main(void) {
         TEST(test_get_global),
         TEST(test_unload),
         TEST(test_unload_after_context_destroyed),
+        TEST(test_handles_of_the_wrong_kind),
+        TEST(test_module_dies_with_primary_release),
+        TEST(test_globals_are_not_allocations),
+        TEST(test_modules_from_several_threads),
+        TEST(test_link),
+        TEST(test_link_bad_arguments),
+        TEST(test_link_from_several_threads),
         TEST(test_func_attributes),
         TEST(test_func_set_attribute),
         TEST(test_func_cache_config_and_name),

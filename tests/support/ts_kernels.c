@@ -129,24 +129,34 @@ static ts_nvrtc_program ts_nvrtc_build(const char *source, const char *name, con
     return prog;
 }
 
-void *ts_compile_cubin_opts(const char *source, const char *name, int arch, const char *const *options, int noptions,
-                            size_t *size) {
+/* Compiles for sm_<arch> (a cubin) or compute_<arch> (PTX) and takes NVRTC's
+ * output, with a NUL after it. */
+static char *ts_nvrtc_output(const char *source, const char *name, int ptx, int arch, const char *const *options,
+                             int noptions, size_t *size) {
     char arch_option[64];
-    snprintf(arch_option, sizeof arch_option, "--gpu-architecture=sm_%d", arch);
+    snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s%d", ptx ? "compute_" : "sm_", arch);
     ts_nvrtc_program prog = ts_nvrtc_build(source, name, arch_option, options, noptions);
-    if (!prog) return NULL;
+    if (!prog) return NULL; /* NVRTC is loaded from here on */
+    const ts_nvrtc_size_fn get_size = ptx ? ts_nvrtc.ptx_size : ts_nvrtc.cubin_size;
+    const ts_nvrtc_get_fn get = ptx ? ts_nvrtc.ptx : ts_nvrtc.cubin;
+    const char *what = ptx ? "PTX" : "cubin";
     size_t n = 0;
     char *out = NULL;
-    int r = ts_nvrtc.cubin_size(prog, &n);
-    if (r == 0 && n > 0) out = (char *)malloc(n);
-    if (out && ts_nvrtc.cubin(prog, out) != 0) {
+    if (get_size(prog, &n) == 0 && n > 0) out = (char *)malloc(n + 1);
+    if (out && get(prog, out) != 0) {
         free(out);
         out = NULL;
     }
-    if (!out) fprintf(stderr, "ts_kernels: no cubin for %s\n", name);
+    if (out) out[n] = 0; /* for PTX, n already counts NVRTC's NUL */
+    if (!out) fprintf(stderr, "ts_kernels: no %s for %s\n", what, name);
     ts_nvrtc.destroy(&prog);
     if (size) *size = out ? n : 0;
     return out;
+}
+
+void *ts_compile_cubin_opts(const char *source, const char *name, int arch, const char *const *options, int noptions,
+                            size_t *size) {
+    return ts_nvrtc_output(source, name, 0, arch, options, noptions, size);
 }
 
 void *ts_compile_cubin(const char *source, const char *name, int arch, size_t *size) {
@@ -159,22 +169,7 @@ char *ts_compile_ptx(const char *source, const char *name, int arch, size_t *siz
 
 char *ts_compile_ptx_opts(const char *source, const char *name, int arch, const char *const *options, int noptions,
                           size_t *size) {
-    char arch_option[64];
-    snprintf(arch_option, sizeof arch_option, "--gpu-architecture=compute_%d", arch);
-    ts_nvrtc_program prog = ts_nvrtc_build(source, name, arch_option, options, noptions);
-    if (!prog) return NULL;
-    size_t n = 0;
-    char *out = NULL;
-    if (ts_nvrtc.ptx_size(prog, &n) == 0 && n > 0) out = (char *)malloc(n + 1);
-    if (out && ts_nvrtc.ptx(prog, out) != 0) {
-        free(out);
-        out = NULL;
-    }
-    if (out) out[n] = 0; /* n already counts NVRTC's NUL */
-    if (!out) fprintf(stderr, "ts_kernels: no PTX for %s\n", name);
-    ts_nvrtc.destroy(&prog);
-    if (size) *size = out ? n : 0;
-    return out;
+    return ts_nvrtc_output(source, name, 1, arch, options, noptions, size);
 }
 
 /* ------------------------------------------------------------------ temporary files */

@@ -1,15 +1,19 @@
 // Unit tests of the hardware layer's encoders: push-buffer method headers
 // and copy-engine work, checked against the method format written out
-// independently (bit arithmetic, not our BitField helpers).
+// independently (bit arithmetic, not our BitField helpers); and of the ring
+// space bookkeeping that decides when ring memory may be reused.
 #include <stddef.h>
 #include <stdint.h>
 
+#include <algorithm>
+#include <random>
 #include <vector>
 
 #include "defs/copy_c8b5.h"
 #include "hw/compute.h"
 #include "hw/copy_engine.h"
 #include "hw/push_buffer.h"
+#include "hw/ring_space.h"
 
 // cmocka last: it declares its functions without extern "C", and its macros
 // clash with the standard library headers.
@@ -155,13 +159,13 @@ void test_qmd_versions_place_fields(void**) {
         s.maxSmSharedKiB = layout == &hw::kQmdV04 ? 228 : 100;
         std::vector<uint8_t> slot(hw::Launch::dataBytes(k, s), 0xee);
         const uint64_t slotVa = 0x1000200000ull;
-        const uint8_t params[24] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24};
-        const uint64_t qmdVa = hw::Launch::write({slot.data(), slotVa}, hw::Launch::makeTemplate(k, s), k, g, params,
-                                                 sizeof params, s);
+        const hw::Launch::Written out =
+            hw::Launch::write({slot.data(), slotVa}, hw::Launch::makeTemplate(k, s), k, g, s);
+        const uint64_t qmdVa = out.qmdVa;
+        assert_ptr_equal(out.params, slot.data() + 0x210);
         assert_int_equal(qmdVa % 256, 0);
         std::vector<uint8_t> q(slot.begin() + static_cast<long>(qmdVa - slotVa), slot.end());
         assert_int_equal(q.size(), layout->bytes);
-        assert_memory_equal(slot.data() + 0x210, params, sizeof params);
         if (layout == &hw::kQmdV04) {
             assert_int_equal(bits(q, 583, 580), 4);             // QMD_MAJOR_VERSION
             assert_int_equal(bits(q, 25, 23), 2);               // QMD_TYPE GRID_CTA
@@ -196,6 +200,49 @@ void test_qmd_versions_place_fields(void**) {
     }
 }
 
+// Reservations of random sizes against a GPU that completes work only when
+// waited for, or now and then on its own: a range handed out never overlaps
+// one still in flight. (A wrap used to check only the oldest use, which can
+// sit in the skipped tail while newer ones occupy the start.)
+void test_ring_space_never_hands_out_busy_space(void**) {
+    struct Busy {
+        size_t begin, end;
+        uint64_t value;
+    };
+    for (uint64_t seed : {1u, 2u, 3u}) {
+        std::mt19937_64 rng(seed);
+        const size_t capacity = 100;
+        hw::RingSpace ring(capacity, 64);
+        uint64_t completed = 0, next = 1;
+        std::vector<Busy> busy;
+        auto done = [&](uint64_t v) { return v <= completed; };
+        auto wait = [&](uint64_t v) {
+            if (v > completed) completed = v;
+            return Status(kOk);
+        };
+        // The sequence from the bug report first, then random sizes.
+        const size_t fixed[] = {35, 35, 25, 30, 35, 40};
+        for (int i = 0; i < 2000; ++i) {
+            const size_t n = i < 6 ? fixed[i] : 1 + rng() % (capacity / 2);
+            if (i >= 6 && rng() % 8 == 0) {  // the GPU catches up, partly
+                const uint64_t reached = next - 1 - std::min<uint64_t>(next - 1, rng() % 3);
+                if (reached > completed) completed = reached;
+            }
+            Result<size_t> at = ring.reserve(n, 1, done, wait);
+            assert_true(at.ok());
+            assert_true(*at + n <= capacity);
+            for (const Busy& b : busy)
+                if (!done(b.value) && b.begin < *at + n && *at < b.end)
+                    fail_msg("seed %llu step %d: [%zu, %zu) handed out while [%zu, %zu) (value %llu) is in flight",
+                             static_cast<unsigned long long>(seed), i, *at, *at + n, b.begin, b.end,
+                             static_cast<unsigned long long>(b.value));
+            ring.commit(*at, n, next);
+            busy.push_back({*at, *at + n, next});
+            ++next;
+        }
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -205,6 +252,7 @@ int main() {
         cmocka_unit_test(test_copy_splits_large_copies),
         cmocka_unit_test(test_fill_uses_remap_with_element_size),
         cmocka_unit_test(test_qmd_versions_place_fields),
+        cmocka_unit_test(test_ring_space_never_hands_out_busy_space),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

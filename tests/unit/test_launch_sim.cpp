@@ -148,6 +148,13 @@ __global__ void k_dynshared(int* out) {
 
 __global__ void __launch_bounds__(128) k_bounded(int* out) { out[threadIdx.x] = 1; }
 
+// Named barrier 5 (bar.sync id, threads): barriers 0..5 in the QMD.
+__global__ void k_named_barrier(int* out) {
+    out[threadIdx.x] = 1;
+    asm volatile("bar.sync 5, 64;");
+    out[threadIdx.x + 64] = 2;
+}
+
 // All the registers it may have (TS_REGS_KERNEL_BODY).
 __global__ void k_regs(float* out, const float* in, int n) {
 )" TS_REGS_KERNEL_BODY R"(}
@@ -599,9 +606,13 @@ void test_qmd_program_address_in_module(void**) {
     size_t gBytes = 0;
     assert_cu_ok(cuModuleGetGlobal(&g, &gBytes, S.mod, "g_data"));
     assert_int_equal(gBytes, 64);
-    nvl::core::Module* m = nvl::core::Module::fromHandle(S.mod);
-    assert_non_null(m);
-    const nvl::loader::Image& image = m->image();
+    // The same image laid out again by the loader (the layout does not
+    // depend on where it goes).
+    nvl::loader::JitOptions jit;
+    nvl::Result<nvl::loader::Image> loaded =
+        nvl::loader::load(S.cubin.data(), S.cubin.size(), S.arch / 10, S.arch % 10, jit);
+    assert_true(loaded.ok());
+    const nvl::loader::Image& image = loaded.value();
     const nvl::loader::Global* gi = image.findGlobal("g_data");
     assert_non_null(gi);
     const uint64_t base = g - gi->imageOffset;
@@ -868,6 +879,22 @@ void test_limits_geometry(void**) {
 // More threads than the kernel's registers allow: LAUNCH_OUT_OF_RESOURCES;
 // more than its __launch_bounds__: INVALID_VALUE (libcuda 580 on an H200,
 // tests/compat/expected/libcuda_modules.txt).
+// The QMD's barrier count is the kernel's: one for __syncthreads alone,
+// more for named barriers (EIATTR_NUM_BARRIERS).
+void test_qmd_barrier_count(void**) {
+    requireKernels();
+    uint64_t p = 0x1000;
+    void* params[] = {&p};
+    sim::LaunchRecord plain = launchOne(fn("k_dynshared"), {1, 1, 1}, {64, 1, 1}, 0, params, nullptr, "k_dynshared");
+    assert_int_equal(q(plain, nv::NVCBC0_QMDV04_00_BARRIER_COUNT), 1);
+    CUfunction f = fn("k_named_barrier");
+    const uint32_t barriers = nvl::core::Function::fromHandle(f)->kernel().numBarriers;
+    print_message("k_named_barrier: EIATTR_NUM_BARRIERS %u\n", barriers);
+    assert_true(barriers >= 6);
+    sim::LaunchRecord named = launchOne(f, {1, 1, 1}, {64, 1, 1}, 0, params, nullptr, "k_named_barrier");
+    assert_int_equal(q(named, nv::NVCBC0_QMDV04_00_BARRIER_COUNT), barriers);
+}
+
 void test_limits_registers_and_launch_bounds(void**) {
     requireKernels();
     // Registers: a kernel holding 128 values live.
@@ -1123,6 +1150,7 @@ int main(int argc, char** argv) {
     // The simulated driver, whatever the environment says.
     setenv("NVLITE_DEVICE", "sim", 1);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_qmd_barrier_count),
         cmocka_unit_test(test_params_pointers),
         cmocka_unit_test(test_params_scalars),
         cmocka_unit_test(test_params_vectors),

@@ -357,8 +357,10 @@ void test_fatbin_without_code_for_the_gpu(void**) {
 void test_hand_made_fatbins(void**) {
     auto& in = inputs();
     checkKernelsCu(loadOk(makeFatbin({{2, 80, 0x11, in.prebuilt}, {2, 90, 0x11, in.prebuilt}})));
-    Image a = loadOk(makeFatbin({{2, 90, 0x100011, in.prebuilt}}));
-    assert_true(a.archSpecific);
+    // sm_90a: for 9.0 exactly; plain sm_90 SASS would also serve a 9.x.
+    loadOk(makeFatbin({{2, 90, 0x100011, in.prebuilt}}));
+    assert_int_equal(loadCode(makeFatbin({{2, 90, 0x100011, in.prebuilt}}), 9, 1), CUDA_ERROR_NO_BINARY_FOR_GPU);
+    assert_int_not_equal(loadCode(makeFatbin({{2, 90, 0x11, in.prebuilt}}), 9, 1), CUDA_ERROR_NO_BINARY_FOR_GPU);
     assert_int_equal(loadCode(makeFatbin({{2, 90, 0x10, in.prebuilt}})), CUDA_ERROR_NO_BINARY_FOR_GPU);  // 32-bit
     assert_int_equal(loadCode(makeFatbin({{2, 100, 0x11, in.prebuilt}})), CUDA_ERROR_NO_BINARY_FOR_GPU);
     assert_int_equal(loadCode(makeFatbin({})), CUDA_ERROR_NO_BINARY_FOR_GPU);

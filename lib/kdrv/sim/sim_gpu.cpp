@@ -14,7 +14,6 @@
 #include "defs/copy_c8b5.h"
 #include "defs/host_c86f.h"
 #include "defs/rm_classes.h"
-#include "defs/qmd_v04.h"
 
 namespace nvl::kdrv::sim {
 namespace {

@@ -12,7 +12,6 @@
 #include "defs/nv_status.h"
 #include "defs/rm_classes.h"
 #include "defs/rm_controls.h"
-#include "defs/qmd_v04.h"
 #include "kdrv/sim/sim_gpu_config.h"
 #include "kdrv/sim/sim_state.h"
 #include "kdrv/sim/sim_user_memory.h"

@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "defs/compute_cbc0.h"
+#include "common/align.h"
 #include "defs/host_c86f.h"
 #include "defs/copy_c8b5.h"
 #include "defs/nv_ioctl.h"
 #include "defs/nv_status.h"
 #include "defs/rm_classes.h"
 #include "defs/uvm_ioctl.h"
-#include "defs/qmd_v04.h"
 #include "kdrv/sim/sim_gpu_config.h"
 #include "kdrv/sim/sim_state.h"
 #include "kdrv/sim/sim_user_memory.h"
@@ -72,7 +72,6 @@ const ClassInfo* classInfo(uint32_t hClass) {
 
 bool isPowerOfTwo(uint64_t v) { return v && !(v & (v - 1)); }
 
-uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 }  // namespace
 

@@ -9,7 +9,6 @@
 
 #include "defs/nv_status.h"
 #include "defs/uvm_ioctl.h"
-#include "defs/qmd_v04.h"
 #include "kdrv/sim/sim_gpu_config.h"
 #include "kdrv/sim/sim_state.h"
 #include "kdrv/sim/sim_user_memory.h"
