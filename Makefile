@@ -44,6 +44,9 @@ TEST_SUPPORT := $(BUILD)/obj/tests/support/test_support.o $(BUILD)/obj/tests/sup
 SAMPLE_SRCS := $(sort $(wildcard samples/*.c))
 SAMPLE_BINS := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_SRCS))
 
+# Keep the test objects make builds on the way (it would delete them as intermediates).
+.SECONDARY:
+
 .PHONY: all lib samples bench probes tests test test-hw install clean header-check demo
 
 all: lib samples
