@@ -4,6 +4,7 @@
 #   make test            unit and API tests on the simulated driver (CI)
 #   make bench           benchmarks, built against libcuda and against libnvlite
 #   make test-hw         API tests + hardware-only tests on a real GPU
+#   make test-tsan       the multi-threaded tests under ThreadSanitizer (sim)
 #   make install PREFIX=/usr/local
 #
 # NO_BUILD=1 runs already-built test binaries (for machines without the
@@ -47,7 +48,7 @@ SAMPLE_BINS := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_SRCS))
 # Keep the test objects make builds on the way (it would delete them as intermediates).
 .SECONDARY:
 
-.PHONY: all lib samples bench probes tests test test-hw install clean header-check demo
+.PHONY: all lib samples bench probes tests test test-hw test-tsan install clean header-check demo
 
 all: lib samples
 
@@ -148,6 +149,27 @@ test-hw: $(TEST_DEPS)
 	@if [ ! -e /dev/nvidiactl ]; then \
 	  echo "test-hw: no NVIDIA GPU here (/dev/nvidiactl is missing): nothing was tested"; exit 1; fi
 	@env -u NVLITE_DEVICE tests/run_tests.sh $(API_BINS) $(HW_BINS)
+
+# ThreadSanitizer: the library and the multi-threaded tests built with
+# -fsanitize=thread in their own folder, run on the simulated driver; the
+# first report fails the run (exit code 66). Extra TSAN_OPTIONS from the
+# environment come last and win. The library caps its CPU reservation of GPU
+# addresses at 512 GiB in this build (lib/hw/va_space.cpp). GCC 12's libtsan
+# does not know the layouts of kernels with vm.mmap_rnd_bits above 28 (Linux
+# 6.5+ defaults on some distributions): there the tests run with address
+# randomisation off (setarch -R, util-linux).
+TSAN_BUILD ?= $(BUILD)-tsan
+TSAN_TESTS ?= tests/api/test_threads tests/api/test_copy_ptds tests/api/test_context tests/api/test_init
+TSAN_BINS  := $(addprefix $(TSAN_BUILD)/,$(TSAN_TESTS))
+TSAN_RUN_OPTIONS := halt_on_error=1 exitcode=66 second_deadlock_stack=1
+
+test-tsan:
+ifneq ($(NO_BUILD),1)
+	@$(MAKE) --no-print-directory BUILD=$(TSAN_BUILD) SAN=-fsanitize=thread $(TSAN_BINS)
+endif
+	@run=""; if [ "$$(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 0)" -gt 28 ]; then \
+	   run="setarch $$(uname -m) -R"; echo "test-tsan: vm.mmap_rnd_bits > 28: address randomisation off ($$run)"; fi; \
+	 NVLITE_DEVICE=sim TSAN_OPTIONS="$(TSAN_RUN_OPTIONS) $$TSAN_OPTIONS" $$run tests/run_tests.sh $(TSAN_BINS)
 
 # The samples on the real GPU when there is one, else on the simulated driver.
 demo: samples

@@ -1,10 +1,13 @@
-// cuMemcpy* and cuMemset* on the legacy stream (and their async forms).
+// cuMemcpy* and cuMemset* on the legacy stream, and their async forms in any stream.
 #include <cstdint>
 
 #include "api/api_internal.h"
 #include "api/entry.h"
 #include "core/context.h"
 #include "core/copy.h"
+#include "core/handle_registry.h"
+#include "core/runtime.h"
+#include "core/stream.h"
 
 using namespace nvl;
 using nvl::api::entry;
@@ -13,44 +16,47 @@ using core::Sync;
 
 namespace nvl::api {
 
-// Streams other than the NULL/legacy/per-thread ones arrive in a later
-// version; until then any other handle is not one we made.
-Status checkStream(CUstream s) {
-    if (s == nullptr || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) return kOk;
-    return CUDA_ERROR_INVALID_HANDLE;
+Result<core::Stream*> resolveStream(CUstream s) {
+    if (s == nullptr || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) {
+        NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
+        return &ctx->nullStream();
+    }
+    // A stream names its context: work goes there, whichever is current (as libcuda).
+    NVL_TRY(core::Runtime::get().checkInit());
+    core::Stream* st = core::HandleRegistry<core::Stream>::get().find(s);
+    if (!st) return CUDA_ERROR_INVALID_HANDLE;
+    Context& ctx = st->context();
+    if (!ctx.active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    if (CUresult sticky = ctx.stickyError(); sticky != CUDA_SUCCESS) return sticky;
+    return st;
 }
 
 Status memcpyHtoD(CUdeviceptr dst, const void* src, size_t n, CUstream s, Sync sync) {
-    NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
-    NVL_TRY(checkStream(s));
+    NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(s));
     if (!src && n) return CUDA_ERROR_INVALID_VALUE;
-    return core::copyHostToDevice(*ctx, dst, src, n, sync);
+    return core::copyHostToDevice(*st, dst, src, n, sync);
 }
 
 Status memcpyDtoH(void* dst, CUdeviceptr src, size_t n, CUstream s, Sync sync) {
-    NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
-    NVL_TRY(checkStream(s));
+    NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(s));
     if (!dst && n) return CUDA_ERROR_INVALID_VALUE;
-    return core::copyDeviceToHost(*ctx, dst, src, n, sync);
+    return core::copyDeviceToHost(*st, dst, src, n, sync);
 }
 
 Status memcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, Sync sync) {
-    NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
-    NVL_TRY(checkStream(s));
-    return core::copyDeviceToDevice(*ctx, dst, src, n, sync);
+    NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(s));
+    return core::copyDeviceToDevice(*st, dst, src, n, sync);
 }
 
 Status memcpyAny(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, Sync sync) {
-    NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
-    NVL_TRY(checkStream(s));
+    NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(s));
     if ((!dst || !src) && n) return CUDA_ERROR_INVALID_VALUE;
-    return core::copyUnified(*ctx, dst, src, n, sync);
+    return core::copyUnified(*st, dst, src, n, sync);
 }
 
 Status memset(CUdeviceptr dst, uint32_t value, uint32_t elementSize, size_t n, CUstream s, Sync sync) {
-    NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
-    NVL_TRY(checkStream(s));
-    return core::fill(*ctx, dst, value, elementSize, n, sync);
+    NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(s));
+    return core::fill(*st, dst, value, elementSize, n, sync);
 }
 
 }  // namespace nvl::api

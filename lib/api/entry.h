@@ -17,19 +17,30 @@ namespace nvl::api {
 
 const char* errorName(CUresult r);
 
+// Faults on the GPU that leave a context unusable (libcuda's sticky errors).
+inline bool isContextFault(CUresult r) {
+    return r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_TIMEOUT || r == CUDA_ERROR_ECC_UNCORRECTABLE ||
+           (r >= CUDA_ERROR_HARDWARE_STACK_ERROR && r <= CUDA_ERROR_LAUNCH_FAILED);
+}
+// Marks the calling thread's current context failed with 'r'.
+void noteContextFault(CUresult r);
+
 // Runs one API call: returns its CUresult, maps escaping exceptions to
 // CUresults, and with NVLITE_TRACE=1 prints the call, its arguments, its
 // result and its duration.
 template <class Body, class... Args>
 CUresult entry(const char* name, Body&& body, const char* fmt, Args... args) noexcept {
     auto run = [&]() noexcept -> CUresult {
+        CUresult r;
         try {
-            return static_cast<Status>(body()).code();
+            r = static_cast<Status>(body()).code();
         } catch (const std::bad_alloc&) {
-            return CUDA_ERROR_OUT_OF_MEMORY;
+            r = CUDA_ERROR_OUT_OF_MEMORY;
         } catch (...) {
-            return CUDA_ERROR_UNKNOWN;
+            r = CUDA_ERROR_UNKNOWN;
         }
+        if (isContextFault(r)) noteContextFault(r);
+        return r;
     };
     if (!trace::api()) return run();
     const uint64_t t0 = monotonicNs();

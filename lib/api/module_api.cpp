@@ -38,12 +38,11 @@ Result<Module*> liveModule(CUmodule m) { return live<Module>(m); }
 
 Status launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
               unsigned shared, CUstream stream, void** kernelParams, void** extra) {
-    NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
+    NVL_ASSIGN_OR_RETURN(core::Stream * st, api::resolveStream(stream));
     NVL_ASSIGN_OR_RETURN(Function * fn, liveFunction(f));
-    NVL_TRY(api::checkStream(stream));
-    if (&fn->module().context() != ctx) return CUDA_ERROR_INVALID_HANDLE;
+    if (&fn->module().context() != &st->context()) return CUDA_ERROR_INVALID_HANDLE;
     core::LaunchRequest r{{gx, gy, gz}, {bx, by, bz}, shared, kernelParams, extra};
-    return core::launchKernel(*ctx, *fn, r);
+    return core::launchKernel(*st, *fn, r);
 }
 
 }  // namespace

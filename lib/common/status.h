@@ -23,6 +23,8 @@ public:
     constexpr explicit operator bool() const { return ok(); }
     constexpr CUresult code() const { return code_; }
     // NV_STATUS from RM or UVM, 0 when the error did not come from the driver.
+    // For a channel torn down by RM (hw::channelErrorStatus): the RC error
+    // (Xid) from its error notifier, and where() is its ROBUST_CHANNEL_* name.
     constexpr uint32_t driverStatus() const { return driverStatus_; }
     // Static string naming the failing driver call, or nullptr.
     constexpr const char* where() const { return where_; }

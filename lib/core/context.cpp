@@ -1,10 +1,13 @@
 #include "core/context.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "common/align.h"
+#include "common/trace.h"
 #include "core/device.h"
+#include "core/event.h"
 #include "core/handle_registry.h"
 #include "core/memory.h"
 #include "core/runtime.h"
@@ -24,7 +27,8 @@ Result<Context*> Context::create(Device& device, unsigned flags, bool primary) {
     return ctx;
 }
 
-Context::Context(Device& device, bool primary) : device_(device), primary_(primary) {}
+Context::Context(Device& device, bool primary)
+    : device_(device), primary_(primary), nullStream_(*this, Stream::Kind::Legacy, 0, 0) {}
 Context::~Context() = default;
 
 Context* Context::fromHandle(CUcontext handle) { return HandleRegistry<Context>::get().find(handle); }
@@ -32,7 +36,17 @@ Context* Context::fromHandle(CUcontext handle) { return HandleRegistry<Context>:
 Status Context::activate(unsigned flags) {
     std::lock_guard lock(lifecycleMutex_);
     if (active()) return kOk;
-    NVL_ASSIGN_OR_RETURN(channels_, hw::ContextChannels::create(device_.gpu()));
+    hw::WaitMode mode = hw::WaitMode::Auto;
+    switch (flags & CU_CTX_SCHED_MASK) {
+    case CU_CTX_SCHED_SPIN: mode = hw::WaitMode::Spin; break;
+    case CU_CTX_SCHED_YIELD: mode = hw::WaitMode::Yield; break;
+    case CU_CTX_SCHED_BLOCKING_SYNC: mode = hw::WaitMode::Block; break;
+    default: break;
+    }
+    NVL_ASSIGN_OR_RETURN(channels_, hw::ContextChannels::create(device_.gpu(), mode));
+    nullStream_.setLane(0, channels_->lane(0));
+    for (auto& seen : laneCodeSeen_) seen.store(0, std::memory_order_relaxed);
+    sticky_.store(CUDA_SUCCESS, std::memory_order_release);
     heap_ = std::make_unique<DeviceHeap>(device_.gpu());
     host_ = std::make_unique<HostMemory>(device_.gpu());
     staging_ = std::make_unique<Staging>(*this);
@@ -54,23 +68,144 @@ void Context::deactivate() {
     if (!active()) return;
     active_.store(false, std::memory_order_release);
     (void)synchronize();
+    {
+        std::lock_guard streamsLock(streamsMutex_);
+        for (Stream* st : streams_) {
+            HandleRegistry<Stream>::get().remove(st);
+            delete st;
+        }
+        streams_.clear();
+        for (Event* e : events_) {
+            HandleRegistry<Event>::get().remove(e);
+            e->detach();
+            delete e;
+        }
+        events_.clear();
+    }
     AddressMap::get().removeContext(this);
     staging_.reset();
     host_.reset();
     heap_.reset();
     nullStream_.reset();
+    {
+        std::lock_guard tsLock(timestampMutex_);
+        freeTimestamps_.clear();
+        timestampPages_.clear();
+    }
     channels_.reset();
     std::lock_guard localLock(localMutex_);
     localMemory_.clear();
     localBytesPerThread_ = 0;
+    localVa_ = 0;
+    localBytesPerTpc_ = 0;
+    nextLane_ = 0;
 }
 
 Status Context::synchronize() {
-    hw::Channel& copy = channels_->copy();
-    hw::Channel& compute = channels_->compute();
-    NVL_TRY(copy.wait(copy.lastSubmitted()));
-    NVL_TRY(compute.wait(compute.lastSubmitted()));
-    return kOk;
+    // Lanes only grow while the context lives; count them under the lock.
+    size_t lanes;
+    {
+        std::lock_guard lock(localMutex_);
+        lanes = channels_->laneCount();
+    }
+    Status first = kOk;
+    for (size_t i = 0; i < lanes; ++i) {
+        hw::ContextChannels::Lane l;
+        {
+            std::lock_guard lock(localMutex_);
+            l = channels_->lane(i);
+        }
+        for (hw::Channel* ch : {l.copy, l.compute}) {
+            Status s = ch->wait(ch->lastSubmitted());
+            if (!s.ok() && first.ok()) first = s;
+        }
+    }
+    return first;
+}
+
+Result<hw::ContextChannels::Lane> Context::laneFor(size_t index) {
+    std::lock_guard lock(localMutex_);
+    while (channels_->laneCount() <= index) {
+        NVL_ASSIGN_OR_RETURN(hw::ContextChannels::Lane lane, channels_->addLane());
+        if (localVa_) {
+            NVL_ASSIGN_OR_RETURN(uint64_t v, lane.compute->submit(hw::kLocalMemoryDwords, [&](hw::PushWriter& w) {
+                hw::setLocalMemory(w, localVa_, localBytesPerTpc_);
+            }));
+            (void)v;  // ordered before the lane's launches by the channel itself
+        }
+    }
+    return channels_->lane(index);
+}
+
+Result<Stream*> Context::createStream(unsigned flags, int priority) {
+    const Stream::Kind kind = (flags & CU_STREAM_NON_BLOCKING) ? Stream::Kind::NonBlocking : Stream::Kind::Blocking;
+    auto st = std::make_unique<Stream>(*this, kind, flags, priority);
+    size_t index;
+    {
+        std::lock_guard lock(localMutex_);
+        index = 1 + nextLane_++ % (kMaxLanes - 1);
+    }
+    auto lane = laneFor(index);
+    if (!lane) {
+        // No more channels (the GPU or RM refuses): share the legacy stream's.
+        if (trace::api()) trace::print("stream lane %zu unavailable (error %d); using lane 0", index, lane.status().code());
+        index = 0;
+        lane = channels_->lane(0);
+    }
+    st->setLane(index, *lane);
+    Stream* raw = st.release();
+    {
+        std::lock_guard lock(streamsMutex_);
+        streams_.insert(raw);
+    }
+    HandleRegistry<Stream>::get().add(raw);
+    return raw;
+}
+
+void Context::destroyStream(Stream* s) {
+    HandleRegistry<Stream>::get().remove(s);
+    {
+        std::lock_guard lock(streamsMutex_);
+        streams_.erase(s);
+    }
+    delete s;
+}
+
+void Context::addBlockingStreamPoints(Dependencies& deps) {
+    std::lock_guard lock(streamsMutex_);
+    for (Stream* st : streams_)
+        if (st->kind() == Stream::Kind::Blocking) deps.add(st->last());
+}
+
+void Context::addEvent(Event* e) {
+    std::lock_guard lock(streamsMutex_);
+    events_.insert(e);
+}
+
+void Context::removeEvent(Event* e) {
+    std::lock_guard lock(streamsMutex_);
+    events_.erase(e);
+}
+
+Result<Context::TimestampSlot> Context::allocTimestamp() {
+    std::lock_guard lock(timestampMutex_);
+    if (freeTimestamps_.empty()) {
+        constexpr size_t kPage = 4096, kSlot = 16;
+        NVL_ASSIGN_OR_RETURN(auto page, device_.gpu().allocHost(kPage));
+        auto* cpu = static_cast<uint8_t*>(page->cpu());
+        std::memset(cpu, 0, kPage);
+        for (size_t off = kPage; off >= kSlot; off -= kSlot)
+            freeTimestamps_.push_back({page->va() + off - kSlot, reinterpret_cast<const volatile uint64_t*>(cpu + off - kSlot)});
+        timestampPages_.push_back(std::move(page));
+    }
+    TimestampSlot slot = freeTimestamps_.back();
+    freeTimestamps_.pop_back();
+    return slot;
+}
+
+void Context::freeTimestamp(TimestampSlot slot) {
+    std::lock_guard lock(timestampMutex_);
+    if (!timestampPages_.empty()) freeTimestamps_.push_back(slot);
 }
 
 hw::ComputeState Context::computeState() const {
@@ -92,11 +227,15 @@ Status Context::ensureLocalMemory(uint32_t bytesPerThread) {
         hw::localMemorySize(want, gi.maxWarpsPerSm, gi.smPerTpc, gi.maxTpcPerGpc, gi.gpcCount);
     NVL_ASSIGN_OR_RETURN(auto mem, device_.gpu().allocVideo(size.totalBytes, hw::VideoMemoryOptions{}));
     const uint64_t va = mem->va();
-    NVL_TRY(nullStream_
-                .submit(channels_->compute(), hw::kLocalMemoryDwords,
-                        [&](hw::PushWriter& w) { hw::setLocalMemory(w, va, size.bytesPerTpc); })
-                .status());
+    for (size_t i = 0; i < channels_->laneCount(); ++i) {
+        NVL_TRY(channels_->lane(i)
+                    .compute->submit(hw::kLocalMemoryDwords,
+                                     [&](hw::PushWriter& w) { hw::setLocalMemory(w, va, size.bytesPerTpc); })
+                    .status());
+    }
     localMemory_.push_back(std::move(mem));
+    localVa_ = va;
+    localBytesPerTpc_ = size.bytesPerTpc;
     localBytesPerThread_.store(want, std::memory_order_release);
     return kOk;
 }
@@ -135,6 +274,7 @@ Result<Context*> requireCurrent() {
     // Destroyed, or a primary context that was released or reset (libcuda
     // does not bring a reset primary context back until it is retained).
     if (!ctx->active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    if (CUresult sticky = ctx->stickyError(); sticky != CUDA_SUCCESS) return sticky;
     return ctx;
 }
 

@@ -6,10 +6,12 @@
 // recognised (and answered with an error) instead of being dereferenced.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <unordered_set>
 #include <vector>
 
 #include "common/status.h"
@@ -22,6 +24,7 @@ namespace nvl::core {
 
 class Device;
 class DeviceHeap;
+class Event;
 class HostMemory;
 class Staging;
 
@@ -56,17 +59,49 @@ public:
     // The legacy (NULL) stream.
     Stream& nullStream() { return nullStream_; }
 
+    // Streams beside the legacy one: lanes 1.. of the context's channels,
+    // taken in turn (created on first use). Destroyed with the context.
+    static constexpr size_t kMaxLanes = 8;
+    Result<Stream*> createStream(unsigned flags, int priority);
+    // Their work still runs; the stream object goes.
+    void destroyStream(Stream* s);
+    // Adds the newest work of every blocking stream (what the legacy stream waits for).
+    void addBlockingStreamPoints(Dependencies& deps);
+
+    // Events: made and destroyed with the context.
+    void addEvent(Event* e);
+    void removeEvent(Event* e);
+    // 16-byte slots the GPU writes timestamps into (host memory).
+    struct TimestampSlot {
+        uint64_t va = 0;
+        const volatile uint64_t* cpu = nullptr;
+    };
+    Result<TimestampSlot> allocTimestamp();
+    void freeTimestamp(TimestampSlot slot);
+
     // Waits for everything submitted in this context.
     Status synchronize();
 
+    // A fault on the GPU makes the context unusable, as in libcuda: every
+    // later call that needs it returns the fault's code.
+    CUresult stickyError() const { return sticky_.load(std::memory_order_acquire); }
+    void markFailed(CUresult code) {
+        CUresult none = CUDA_SUCCESS;
+        sticky_.compare_exchange_strong(none, code, std::memory_order_acq_rel);
+    }
+
     // Launch support: what constant bank 0 and the QMD need from the context,
     // a note that new code was placed (caches must be invalidated before the
-    // next launch), and local memory grown on demand.
+    // next launch on every lane), and local memory grown on demand.
     hw::ComputeState computeState() const;
-    void noteNewCode() { codeChanged_.store(true, std::memory_order_release); }
-    bool takeCodeChanged() { return codeChanged_.exchange(false, std::memory_order_acq_rel); }
+    void noteNewCode() { codeGeneration_.fetch_add(1, std::memory_order_acq_rel); }
+    // Whether a launch on 'lane' must invalidate the shader caches first (once per new code).
+    bool takeCodeChanged(size_t lane) {
+        const uint64_t g = codeGeneration_.load(std::memory_order_acquire);
+        return laneCodeSeen_[lane].exchange(g, std::memory_order_acq_rel) != g;
+    }
     // Makes every thread of a launch able to use 'bytesPerThread' of local
-    // memory (the request is ordered in the null stream before later launches).
+    // memory (set on every lane's compute channel before later launches).
     Status ensureLocalMemory(uint32_t bytesPerThread);
 
 private:
@@ -84,9 +119,26 @@ private:
     std::unique_ptr<Staging> staging_;
     Stream nullStream_;
     hw::ComputeState computeState_;  // all but localBytesPerThread, set at activation
-    std::atomic<bool> codeChanged_{false};
+    std::atomic<uint64_t> codeGeneration_{1};
+    std::array<std::atomic<uint64_t>, kMaxLanes> laneCodeSeen_{};
+    std::atomic<CUresult> sticky_{CUDA_SUCCESS};
+
+    // Lanes: created under localMutex_ (a new lane gets the current local memory).
+    Result<hw::ContextChannels::Lane> laneFor(size_t index);
+    size_t nextLane_ = 0;
+
+    std::mutex streamsMutex_;
+    std::unordered_set<Stream*> streams_;
+    std::unordered_set<Event*> events_;
+
+    std::mutex timestampMutex_;
+    std::vector<std::unique_ptr<hw::GpuMemory>> timestampPages_;
+    std::vector<TimestampSlot> freeTimestamps_;
+
     std::mutex localMutex_;
     std::atomic<uint32_t> localBytesPerThread_{0};
+    uint64_t localVa_ = 0;
+    uint64_t localBytesPerTpc_ = 0;
     std::vector<std::unique_ptr<hw::GpuMemory>> localMemory_;  // newest last; older ones kept for running work
 };
 

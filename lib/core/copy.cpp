@@ -5,6 +5,7 @@
 
 #include "core/context.h"
 #include "core/memory.h"
+#include "core/runtime.h"
 #include "core/staging.h"
 #include "hw/channel.h"
 #include "hw/copy_engine.h"
@@ -40,96 +41,95 @@ Place classify(uint64_t addr, uint64_t bytes) {
     return Place{Place::Pageable, addr};
 }
 
-// Nothing submitted to the stream is still running.
-bool streamIdle(Context& ctx) { return ctx.nullStream().idle(); }
+bool launchBlocking() { return Runtime::get().launchBlocking(); }
 
-// The legacy stream's copy channel.
-hw::Channel& copyChannel(Context& ctx) { return ctx.channels().copy(); }
-
-Status submitCopy(Context& ctx, uint64_t dst, uint64_t src, uint64_t bytes, bool wait) {
-    hw::Channel& ch = copyChannel(ctx);
-    NVL_ASSIGN_OR_RETURN(uint64_t value, ctx.nullStream().submit(ch, hw::copyDwords(bytes), [&](hw::PushWriter& w) {
+Status submitCopy(Stream& st, uint64_t dst, uint64_t src, uint64_t bytes, bool wait) {
+    hw::Channel& ch = st.copyChannel();
+    NVL_ASSIGN_OR_RETURN(uint64_t value, st.submit(ch, hw::copyDwords(bytes), [&](hw::PushWriter& w) {
         hw::copy(w, dst, src, bytes);
     }));
-    return wait ? ch.wait(value) : kOk;
+    return wait || launchBlocking() ? ch.wait(value) : kOk;
 }
 
 // Host-to-host through cuMemcpy: fully synchronous, after earlier GPU work.
-Status hostToHost(Context& ctx, uint64_t dst, uint64_t src, uint64_t bytes) {
-    NVL_TRY(ctx.synchronize());
+Status hostToHost(Stream& st, uint64_t dst, uint64_t src, uint64_t bytes) {
+    NVL_TRY(st.context().synchronize());
     std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
     return kOk;
 }
 
-Status copyPlaces(Context& ctx, Place dst, Place src, uint64_t bytes, Sync sync) {
+Status copyPlaces(Stream& st, Place dst, Place src, uint64_t bytes, Sync sync) {
     if (bytes == 0) return kOk;
+    Context& ctx = st.context();
     const bool dstHost = dst.kind != Place::Gpu, srcHost = src.kind != Place::Gpu;
     // Host to host (pinned or not): fully synchronous, a CPU copy.
-    if (dstHost && srcHost) return hostToHost(ctx, dst.address, src.address, bytes);
+    if (dstHost && srcHost) return hostToHost(st, dst.address, src.address, bytes);
     if (dst.kind == Place::Pageable)
-        return ctx.staging().fromDevice(ctx.nullStream(), copyChannel(ctx), reinterpret_cast<void*>(dst.address),
-                                        src.address, bytes);
+        return ctx.staging().fromDevice(st, st.copyChannel(), reinterpret_cast<void*>(dst.address), src.address,
+                                        bytes);
     // Small copies between host memory and CPU-visible device memory, with
     // nothing in flight that they could overtake: the CPU does them.
-    if (dst.kind == Place::Gpu && dst.cpuVisible && srcHost && bytes <= kCpuWriteMax && streamIdle(ctx)) {
+    if (dst.kind == Place::Gpu && dst.cpuVisible && srcHost && bytes <= kCpuWriteMax && st.quiet()) {
         std::memcpy(reinterpret_cast<void*>(dst.address), reinterpret_cast<const void*>(src.address), bytes);
         hw::writeBarrier();  // the stores reach the GPU before later reads or doorbells
         return kOk;
     }
-    if (src.kind == Place::Gpu && src.cpuVisible && dstHost && bytes <= kCpuReadMax && streamIdle(ctx)) {
+    if (src.kind == Place::Gpu && src.cpuVisible && dstHost && bytes <= kCpuReadMax && st.quiet()) {
         std::memcpy(reinterpret_cast<void*>(dst.address), reinterpret_cast<const void*>(src.address), bytes);
         return kOk;
     }
-    if (src.kind == Place::Pageable)
-        return ctx.staging().toDevice(ctx.nullStream(), copyChannel(ctx), dst.address,
-                                      reinterpret_cast<const void*>(src.address), bytes);
+    if (src.kind == Place::Pageable) {
+        NVL_TRY(ctx.staging().toDevice(st, st.copyChannel(), dst.address, reinterpret_cast<const void*>(src.address),
+                                       bytes));
+        return launchBlocking() ? st.synchronize() : kOk;
+    }
     // A device and a pinned side: the copy engine. Blocking copies that touch
     // host memory wait for completion; device-to-device ones never do.
     const bool wait = sync == Sync::Blocking && (dstHost || srcHost);
-    return submitCopy(ctx, dst.address, src.address, bytes, wait);
+    return submitCopy(st, dst.address, src.address, bytes, wait);
 }
 
-Status submitFill(Context& ctx, uint64_t dst, uint32_t value, uint32_t elementSize, uint64_t count, bool wait) {
-    hw::Channel& ch = copyChannel(ctx);
-    NVL_ASSIGN_OR_RETURN(uint64_t done, ctx.nullStream().submit(ch, hw::fillDwords(count * elementSize, elementSize),
-                                                                [&](hw::PushWriter& w) {
-                                                                    hw::fill(w, dst, value, elementSize, count);
-                                                                }));
-    return wait ? ch.wait(done) : kOk;
+Status submitFill(Stream& st, uint64_t dst, uint32_t value, uint32_t elementSize, uint64_t count, bool wait) {
+    hw::Channel& ch = st.copyChannel();
+    NVL_ASSIGN_OR_RETURN(uint64_t done, st.submit(ch, hw::fillDwords(count * elementSize, elementSize),
+                                                  [&](hw::PushWriter& w) {
+                                                      hw::fill(w, dst, value, elementSize, count);
+                                                  }));
+    return wait || launchBlocking() ? ch.wait(done) : kOk;
 }
 
 }  // namespace
 
-Status copyHostToDevice(Context& ctx, uint64_t dst, const void* src, uint64_t bytes, Sync sync) {
+Status copyHostToDevice(Stream& st, uint64_t dst, const void* src, uint64_t bytes, Sync sync) {
     auto d = gpuReachable(dst, bytes);
     if (!d) return CUDA_ERROR_INVALID_VALUE;
-    return copyPlaces(ctx, *d, classify(reinterpret_cast<uint64_t>(src), bytes), bytes, sync);
+    return copyPlaces(st, *d, classify(reinterpret_cast<uint64_t>(src), bytes), bytes, sync);
 }
 
-Status copyDeviceToHost(Context& ctx, void* dst, uint64_t src, uint64_t bytes, Sync sync) {
+Status copyDeviceToHost(Stream& st, void* dst, uint64_t src, uint64_t bytes, Sync sync) {
     auto s = gpuReachable(src, bytes);
     if (!s) return CUDA_ERROR_INVALID_VALUE;
-    return copyPlaces(ctx, classify(reinterpret_cast<uint64_t>(dst), bytes), *s, bytes, sync);
+    return copyPlaces(st, classify(reinterpret_cast<uint64_t>(dst), bytes), *s, bytes, sync);
 }
 
-Status copyDeviceToDevice(Context& ctx, uint64_t dst, uint64_t src, uint64_t bytes, Sync sync) {
+Status copyDeviceToDevice(Stream& st, uint64_t dst, uint64_t src, uint64_t bytes, Sync sync) {
     auto d = gpuReachable(dst, bytes);
     auto s = gpuReachable(src, bytes);
     if (!d || !s) return CUDA_ERROR_INVALID_VALUE;
-    return copyPlaces(ctx, *d, *s, bytes, sync);
+    return copyPlaces(st, *d, *s, bytes, sync);
 }
 
-Status copyUnified(Context& ctx, uint64_t dst, uint64_t src, uint64_t bytes, Sync sync) {
+Status copyUnified(Stream& st, uint64_t dst, uint64_t src, uint64_t bytes, Sync sync) {
     Place d = classify(dst, bytes);
     Place s = classify(src, bytes);
     // An address inside an allocation but running past its end is an error,
     // not pageable memory.
     if (d.kind == Place::Pageable && AddressMap::get().find(dst)) return CUDA_ERROR_INVALID_VALUE;
     if (s.kind == Place::Pageable && AddressMap::get().find(src)) return CUDA_ERROR_INVALID_VALUE;
-    return copyPlaces(ctx, d, s, bytes, sync);
+    return copyPlaces(st, d, s, bytes, sync);
 }
 
-Status fill(Context& ctx, uint64_t dst, uint32_t value, uint32_t elementSize, uint64_t count, Sync sync) {
+Status fill(Stream& st, uint64_t dst, uint32_t value, uint32_t elementSize, uint64_t count, Sync sync) {
     const uint64_t bytes = count * elementSize;
     if (count != 0 && bytes / elementSize != count) return CUDA_ERROR_INVALID_VALUE;
     if (dst % elementSize != 0) return CUDA_ERROR_INVALID_VALUE;
@@ -137,14 +137,15 @@ Status fill(Context& ctx, uint64_t dst, uint32_t value, uint32_t elementSize, ui
     if (!d) return CUDA_ERROR_INVALID_VALUE;
     if (count == 0) return kOk;
     // Fills of pinned host memory are synchronous; of device memory, never.
-    return submitFill(ctx, dst, value, elementSize, count, sync == Sync::Blocking && d->kind == Place::Pinned);
+    return submitFill(st, dst, value, elementSize, count, sync == Sync::Blocking && d->kind == Place::Pinned);
 }
 
 Status uploadToDevice(Context& ctx, uint64_t dst, const void* src, uint64_t bytes, uint64_t zeroBytes) {
-    NVL_TRY(copyPlaces(ctx, Place{Place::Gpu, dst}, classify(reinterpret_cast<uint64_t>(src), bytes), bytes,
+    Stream& st = ctx.nullStream();
+    NVL_TRY(copyPlaces(st, Place{Place::Gpu, dst}, classify(reinterpret_cast<uint64_t>(src), bytes), bytes,
                        Sync::Blocking));
-    if (zeroBytes) NVL_TRY(submitFill(ctx, dst + bytes, 0, 1, zeroBytes, false));
-    return ctx.nullStream().synchronize();
+    if (zeroBytes) NVL_TRY(submitFill(st, dst + bytes, 0, 1, zeroBytes, false));
+    return st.synchronize();
 }
 
 }  // namespace nvl::core

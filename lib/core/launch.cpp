@@ -6,6 +6,8 @@
 #include "core/context.h"
 #include "core/device.h"
 #include "core/module.h"
+#include "core/runtime.h"
+#include "core/stream.h"
 #include "hw/compute.h"
 
 namespace nvl::core {
@@ -72,7 +74,8 @@ void writeParams(const loader::Kernel& k, const ParamSource& src, uint8_t* out) 
 
 }  // namespace
 
-Status launchKernel(Context& ctx, Function& f, const LaunchRequest& r) {
+Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
+    Context& ctx = st.context();
     const loader::Kernel& k = f.kernel();
     // Geometry against the device's limits.
     for (int i = 0; i < 3; ++i)
@@ -97,19 +100,24 @@ Status launchKernel(Context& ctx, Function& f, const LaunchRequest& r) {
     const hw::KernelDescriptor& d = f.descriptor();
     const hw::ComputeState state = ctx.computeState();
     const hw::LaunchGeometry g{{r.grid[0], r.grid[1], r.grid[2]}, {r.block[0], r.block[1], r.block[2]}, r.sharedMemBytes};
-    hw::Channel& compute = ctx.channels().compute();
-    return ctx.nullStream()
-        .submitWithData(compute, hw::Launch::kPushDwords + hw::kInvalidateCachesDwords, hw::Launch::dataBytes(d, state),
-                        [&](hw::PushWriter& w, const hw::Channel::DataSlot& slot) {
-                            // Taken here, under the channel's lock with the space
-                            // reserved: the first launch to reach the GPU after new
-                            // code was placed is the one that invalidates.
-                            if (ctx.takeCodeChanged()) hw::invalidateShaderCaches(w);
-                            const hw::Launch::Written out = hw::Launch::write(slot, f.qmdTemplate(), d, g, state);
-                            writeParams(k, params, out.params);
-                            hw::Launch::push(w, out.qmdVa);
-                        })
-        .status();
+    hw::Channel& compute = st.computeChannel();
+    const size_t lane = st.laneIndex();
+    NVL_ASSIGN_OR_RETURN(
+        uint64_t value,
+        st.submitWithData(compute, hw::Launch::kPushDwords + hw::kInvalidateCachesDwords, hw::Launch::dataBytes(d, state),
+                          [&](hw::PushWriter& w, const hw::Channel::DataSlot& slot) {
+                              // Taken here, under the channel's lock with the space
+                              // reserved: the first launch on this lane to reach the GPU
+                              // after new code was placed is the one that invalidates.
+                              if (ctx.takeCodeChanged(lane)) hw::invalidateShaderCaches(w);
+                              const hw::Launch::Written out = hw::Launch::write(slot, f.qmdTemplate(), d, g, state);
+                              writeParams(k, params, out.params);
+                              hw::Launch::push(w, out.qmdVa);
+                          },
+                          nullptr,
+                          state.qmd->hasRelease && compute.orderedByAcquire() ? hw::Channel::Completion::ByFill
+                                                                              : hw::Channel::Completion::Channel));
+    return Runtime::get().launchBlocking() ? compute.wait(value) : kOk;
 }
 
 }  // namespace nvl::core

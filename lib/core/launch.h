@@ -9,8 +9,8 @@
 
 namespace nvl::core {
 
-class Context;
 class Function;
+class Stream;
 
 struct LaunchRequest {
     uint32_t grid[3];
@@ -20,6 +20,6 @@ struct LaunchRequest {
     void** extra;
 };
 
-Status launchKernel(Context& ctx, Function& f, const LaunchRequest& r);
+Status launchKernel(Stream& st, Function& f, const LaunchRequest& r);
 
 }  // namespace nvl::core

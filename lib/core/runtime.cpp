@@ -1,5 +1,7 @@
 #include "core/runtime.h"
 
+#include <cstdlib>
+
 #include "core/device.h"
 
 namespace nvl::core {
@@ -18,6 +20,8 @@ Status Runtime::init(unsigned flags) {
     std::lock_guard lock(initMutex_);
     if (initDone_) return initStatus_;
     initDone_ = true;
+    const char* blocking = std::getenv("CUDA_LAUNCH_BLOCKING");
+    launchBlocking_ = blocking && blocking[0] == '1';
     auto driver = hw::Driver::open();
     if (!driver) {
         initStatus_ = driver.status();

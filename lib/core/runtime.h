@@ -1,6 +1,7 @@
 // Process-wide driver state: cuInit, the devices, the driver connection.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -26,6 +27,9 @@ public:
     // nullptr when the ordinal is out of range.
     Device* device(int ordinal) const;
     hw::Driver& driver() { return *driver_; }
+    // CUDA_LAUNCH_BLOCKING=1 (read at cuInit): every launch and copy returns
+    // only once it is done.
+    bool launchBlocking() const { return launchBlocking_; }
 
 private:
     Runtime() = default;
@@ -35,6 +39,7 @@ private:
     bool initDone_ = false;
     Status initStatus_;
     std::atomic<bool> initialized_{false};
+    bool launchBlocking_ = false;
     std::unique_ptr<hw::Driver> driver_;
     std::vector<std::unique_ptr<Device>> devices_;
 };

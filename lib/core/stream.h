@@ -2,6 +2,14 @@
 // When consecutive operations use different channels (a copy after a
 // kernel), the later one first waits for the earlier one's timeline value
 // on the GPU — the CPU never waits to keep the order.
+//
+// Each stream submits to the channels of one lane of its context (lane 0 is
+// the legacy stream's), so streams on different lanes run side by side on
+// the GPU (kernels with kernels, copies with kernels). The legacy (NULL) stream and the blocking streams order themselves
+// against each other as in libcuda: an operation in the legacy stream waits
+// for the work of every blocking stream submitted before it, an operation in
+// a blocking stream waits for the legacy stream's work. Non-blocking streams
+// wait for nothing but themselves (and the events they are told to).
 #pragma once
 
 #include <cstddef>
@@ -10,60 +18,128 @@
 
 #include "common/status.h"
 #include "hw/channel.h"
+#include "hw/channel_group.h"
 
 namespace nvl::core {
 
+class Context;
+
+// A place on one channel's timeline: the work before it is done once the
+// channel reaches 'value'.
+struct Point {
+    hw::Channel* channel = nullptr;
+    uint64_t value = 0;
+    bool done() const { return !channel || channel->isDone(value); }
+};
+
+// The points an operation waits for, at most one per channel (the latest).
+class Dependencies {
+public:
+    void add(Point p);
+    // Drops the points already reached and those on 'ch' (its own order covers them).
+    void prune(const hw::Channel& ch);
+    size_t size() const { return count_; }
+    const Point* begin() const { return points_; }
+    const Point* end() const { return points_ + count_; }
+
+private:
+    // Two channels per lane, and lanes are few (Context::kMaxLanes).
+    static constexpr size_t kMax = 40;
+    Point points_[kMax];
+    size_t count_ = 0;
+};
+
 class Stream {
 public:
-    Stream() = default;
+    enum class Kind { Legacy, Blocking, NonBlocking };
+    Stream(Context& ctx, Kind kind, unsigned flags, int priority) : ctx_(ctx), kind_(kind), flags_(flags), priority_(priority) {}
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
 
-    // Submits on 'ch' after everything submitted to this stream before.
+    Context& context() const { return ctx_; }
+    Kind kind() const { return kind_; }
+    unsigned flags() const { return flags_; }
+    int priority() const { return priority_; }
+
+    // The channels the stream submits to (set once, before any work).
+    void setLane(size_t index, hw::ContextChannels::Lane lane) {
+        laneIndex_ = index;
+        lane_ = lane;
+    }
+    size_t laneIndex() const { return laneIndex_; }
+    hw::Channel& copyChannel() const { return *lane_.copy; }
+    hw::Channel& computeChannel() const { return *lane_.compute; }
+
+    // Submits on 'ch' after everything this stream must follow (its own
+    // work, the implicit legacy/blocking order and 'extra' when given).
     template <class Fill>
-    Result<uint64_t> submit(hw::Channel& ch, size_t dwords, Fill&& fill) {
-        return submitWithData(ch, dwords, 0, [&](hw::PushWriter& w, const hw::Channel::DataSlot&) { fill(w); });
+    Result<uint64_t> submit(hw::Channel& ch, size_t dwords, Fill&& fill, const Point* extra = nullptr) {
+        return submitWithData(
+            ch, dwords, 0, [&](hw::PushWriter& w, const hw::Channel::DataSlot&) { fill(w); }, extra);
     }
     template <class Fill>
-    Result<uint64_t> submitWithData(hw::Channel& ch, size_t dwords, size_t dataBytes, Fill&& fill) {
-        std::lock_guard lock(mutex_);
-        hw::Channel* prevChannel = last_.channel;
-        const uint64_t prevValue = last_.value;
-        const bool mustWait = prevChannel && prevChannel != &ch && !prevChannel->isDone(prevValue);
+    Result<uint64_t> submitWithData(hw::Channel& ch, size_t dwords, size_t dataBytes, Fill&& fill,
+                                    const Point* extra = nullptr,
+                                    hw::Channel::Completion completion = hw::Channel::Completion::Channel) {
+        std::lock_guard lock(submitMutex_);
+        Dependencies deps;
+        collect(deps, extra);
+        deps.prune(ch);
         NVL_ASSIGN_OR_RETURN(uint64_t value,
-                             ch.submitWithData(dwords + hw::Channel::kWaitDwords, dataBytes,
+                             ch.submitWithData(dwords + deps.size() * hw::Channel::kWaitDwords, dataBytes,
                                                [&](hw::PushWriter& w, const hw::Channel::DataSlot& slot) {
-                                                   if (mustWait) prevChannel->writeWait(w, prevValue);
+                                                   for (const Point& p : deps) p.channel->writeWait(w, p.value);
                                                    fill(w, slot);
-                                               }));
-        last_ = {&ch, value};
+                                               },
+                                               completion));
+        setLast({&ch, value});
         return value;
     }
 
-    bool idle() const {
-        Point p = last();
-        return !p.channel || p.channel->isDone(p.value);
+    // The stream's newest work.
+    Point last() const {
+        std::lock_guard lock(pointMutex_);
+        return last_;
     }
-    Status synchronize() const {
+    // The channel the stream's next operation is cheapest on when any will do.
+    hw::Channel& lastChannelOr(hw::Channel& fallback) const {
         Point p = last();
-        return p.channel ? p.channel->wait(p.value) : kOk;
+        return p.channel ? *p.channel : fallback;
     }
+    // Nothing this stream submitted is still running.
+    bool idle() const { return last().done(); }
+    // Nothing an operation submitted now would wait for is still running
+    // (the stream's own work and the implicit order's).
+    bool quiet() const;
+    // cuStreamQuery: OK when idle, CUDA_ERROR_NOT_READY while work runs, or
+    // the fault of the channel the work is on.
+    Status query() const;
+    Status synchronize() const;
+    // Makes the stream's later work wait for 'p' (cuStreamWaitEvent).
+    Status waitFor(Point p);
     // Forgets the channels (before they are destroyed).
     void reset() {
-        std::lock_guard lock(mutex_);
-        last_ = {};
+        std::lock_guard lock(submitMutex_);
+        setLast({});
     }
 
 private:
-    // The stream's newest work.
-    struct Point {
-        hw::Channel* channel = nullptr;
-        uint64_t value = 0;
-    };
-    Point last() const {
-        std::lock_guard lock(mutex_);
-        return last_;
+    void collect(Dependencies& deps, const Point* extra) const;
+    void setLast(Point p) {
+        std::lock_guard lock(pointMutex_);
+        last_ = p;
     }
 
-    mutable std::mutex mutex_;
+    Context& ctx_;
+    const Kind kind_;
+    const unsigned flags_;
+    const int priority_;
+    size_t laneIndex_ = 0;
+    hw::ContextChannels::Lane lane_;
+    // Lock order: submitMutex_, then the context's stream list, then any
+    // stream's pointMutex_ (a leaf: held only to read or write last_).
+    std::mutex submitMutex_;
+    mutable std::mutex pointMutex_;
     Point last_;
 };
 

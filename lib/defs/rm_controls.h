@@ -338,6 +338,14 @@ struct NV2080_CTRL_CE_GET_CAPS_V2_PARAMS {
 static_assert(sizeof(NV2080_CTRL_CE_GET_CAPS_V2_PARAMS) == 8);
 static_assert(offsetof(NV2080_CTRL_CE_GET_CAPS_V2_PARAMS, capsTbl) == 4);
 // Caps are "byte index : bit mask" in capsTbl.
+// NV2080_CTRL_CMD_CE_GET_CE_PCE_MASK: the physical engines (PCEs) behind a
+// logical copy engine; more PCEs, more bandwidth.
+inline constexpr uint32_t NV2080_CTRL_CMD_CE_GET_CE_PCE_MASK = 0x20802a02;
+struct NV2080_CTRL_CE_GET_CE_PCE_MASK_PARAMS {
+    uint32_t ceEngineType;
+    uint32_t pceMask;
+};
+static_assert(sizeof(NV2080_CTRL_CE_GET_CE_PCE_MASK_PARAMS) == 8);
 inline constexpr uint32_t NV2080_CTRL_CE_CAPS_CE_GRCE_BYTE = 0;
 inline constexpr uint8_t NV2080_CTRL_CE_CAPS_CE_GRCE_MASK = 0x01;  // the engine serves the graphics runlist
 

@@ -9,6 +9,7 @@
 #include "defs/rm_classes.h"
 #include "defs/rm_controls.h"
 #include "hw/cpu.h"
+#include "hw/channel_error.h"
 #include "hw/driver_error.h"
 #include "hw/uvm.h"
 #include "hw/va_space.h"
@@ -111,8 +112,10 @@ Status Channel::init(uint32_t hChannelGroup, uint32_t hContextShare, uint32_t en
 }
 
 Channel::~Channel() {
-    // Nothing may still be running on the channel when its memory goes away.
-    if (error().ok()) (void)wait(lastSubmitted());
+    // Nothing may still be running on the channel when its memory goes away
+    // (unless a fault stopped it, or stopped what it waits for).
+    if (scopeError().ok()) (void)wait(lastSubmitted());
+    if (FaultScope* scope = scope_.load(std::memory_order_acquire)) scope->remove(this);
     engine_.reset();
     if (uvmRegistered_) (void)gpu_.uvm().unregisterChannel(gpu_.uuid(), gpu_.rm().handle(), object_.handle());
     object_.reset();
@@ -135,6 +138,12 @@ Result<Channel::Reserved> Channel::beginLocked(size_t dwords, size_t dataBytes) 
     // outstanding: with all of them, GP_PUT would equal GP_GET (an empty ring).
     if (put_ + 1 >= entries_) NVL_TRY(wait(put_ + 2 - entries_));
     r.writer = PushWriter(push_ + pushAt, dwords);
+    const uint64_t previous = lastSubmitted_.load(std::memory_order_relaxed);
+    r.data.timelineVa = semaphoreVa();
+    r.data.timelineValue = previous + 1;
+    // Launches do not wait for each other on the GPU: keep the channel's order
+    // (and its timeline's) by waiting for the previous submission first.
+    if (orderedByAcquire_ && !isDone(previous)) writeWait(r.writer, previous);
     return r;
 }
 
@@ -145,6 +154,32 @@ void Channel::writeWait(PushWriter& w, uint64_t value) const {
            nv::NVC86F_SEM_EXECUTE_OPERATION.value(nv::NVC86F_SEM_EXECUTE_OPERATION_ACQ_CIRC_GEQ) |
                nv::NVC86F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG.value(nv::NVC86F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG_EN) |
                nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE.value(nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE_64BIT)});
+}
+
+uint32_t Channel::releaseWfi() const {
+    return orderedByAcquire_ ? nv::NVC86F_SEM_EXECUTE_RELEASE_WFI_DIS : nv::NVC86F_SEM_EXECUTE_RELEASE_WFI_EN;
+}
+
+void Channel::writeTimestamp(PushWriter& w, uint64_t va, uint64_t payload) const {
+    if (kind_ == EngineKind::Copy) {
+        // The copy engine's four-word release: payload, then its time, after its copies.
+        w.inc(Subchannel::Copy, nv::NVC8B5_SET_SEMAPHORE_A,
+              {nv::NVC8B5_SET_SEMAPHORE_A_UPPER.value(hi32(va)), lo32(va), lo32(payload), hi32(payload)});
+        w.inc(Subchannel::Copy, nv::NVC8B5_LAUNCH_DMA,
+              {nv::NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE.value(nv::NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_NONE) |
+               nv::NVC8B5_LAUNCH_DMA_FLUSH_ENABLE.value(nv::NVC8B5_LAUNCH_DMA_FLUSH_ENABLE_TRUE) |
+               nv::NVC8B5_LAUNCH_DMA_FLUSH_TYPE.value(nv::NVC8B5_LAUNCH_DMA_FLUSH_TYPE_SYS) |
+               nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE.value(nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_FOUR_WORD_SEMAPHORE) |
+               nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE.value(nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE_TWO_WORD)});
+    } else {
+        // Host semaphore with the time, after the channel's earlier work.
+        w.inc(Subchannel::Host, nv::NVC86F_SEM_ADDR_LO,
+              {lo32(va), hi32(va), lo32(payload), hi32(payload),
+               nv::NVC86F_SEM_EXECUTE_OPERATION.value(nv::NVC86F_SEM_EXECUTE_OPERATION_RELEASE) |
+                   nv::NVC86F_SEM_EXECUTE_RELEASE_WFI.value(releaseWfi()) |
+                   nv::NVC86F_SEM_EXECUTE_RELEASE_TIMESTAMP.value(nv::NVC86F_SEM_EXECUTE_RELEASE_TIMESTAMP_EN) |
+                   nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE.value(nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE_64BIT)});
+    }
 }
 
 void Channel::writeRelease(PushWriter& w, uint64_t value) {
@@ -161,19 +196,21 @@ void Channel::writeRelease(PushWriter& w, uint64_t value) {
                    nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_SEMAPHORE_NO_TIMESTAMP) |
                nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE.value(nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE_TWO_WORD)});
     } else {
-        // Host semaphore after the engine idles.
+        // Host semaphore after the channel's earlier work: behind the acquire
+        // of the previous submission (whose launches release on completion),
+        // or after wait-for-idle.
         w.inc(Subchannel::Host, nv::NVC86F_SEM_ADDR_LO,
               {lo32(va), hi32(va), lo32(value), hi32(value),
                nv::NVC86F_SEM_EXECUTE_OPERATION.value(nv::NVC86F_SEM_EXECUTE_OPERATION_RELEASE) |
-                   nv::NVC86F_SEM_EXECUTE_RELEASE_WFI.value(nv::NVC86F_SEM_EXECUTE_RELEASE_WFI_EN) |
+                   nv::NVC86F_SEM_EXECUTE_RELEASE_WFI.value(releaseWfi()) |
                    nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE.value(nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE_64BIT)});
     }
 }
 
-Result<uint64_t> Channel::endLocked(Reserved& r) {
+Result<uint64_t> Channel::endLocked(Reserved& r, Completion completion) {
     PushWriter& w = r.writer;
     const uint64_t value = lastSubmitted_.load(std::memory_order_relaxed) + 1;
-    writeRelease(w, value);
+    if (completion == Completion::Channel) writeRelease(w, value);
 
     const size_t begin = static_cast<size_t>(w.begin() - push_);
     const size_t length = w.dwords();
@@ -191,29 +228,85 @@ Result<uint64_t> Channel::endLocked(Reserved& r) {
     storeFence();  // push buffer and ring entry before GP_PUT
     *gpPut_ = static_cast<uint32_t>(put_ % entries_);
     storeFence();  // GP_PUT before the doorbell
-    *gpu_.doorbell() = token_;
+    __atomic_store_n(gpu_.doorbell(), token_, __ATOMIC_RELEASE);  // one register, written by every channel
     lastSubmitted_.store(value, std::memory_order_release);
     return value;
 }
 
-Status Channel::wait(uint64_t value) {
-    Backoff backoff;
+Status Channel::wait(uint64_t value, WaitMode mode) {
+    Backoff backoff(mode);
     uint32_t n = 0;
     while (!isDone(value)) {
-        if ((++n & 255) == 0) NVL_TRY(error());
+        if ((++n & 255) == 0) NVL_TRY(scopeError());
         backoff.pause();
     }
     return kOk;
 }
 
+Status Channel::scopeError() const {
+    NVL_TRY(error());
+    const FaultScope* scope = scope_.load(std::memory_order_acquire);
+    return scope ? scope->error() : kOk;
+}
+
+bool Channel::joinFaultScope(FaultScope& scope) {
+    FaultScope* none = nullptr;
+    if (!scope.add(this)) return false;
+    if (!scope_.compare_exchange_strong(none, &scope, std::memory_order_acq_rel)) {
+        scope.remove(this);  // already in one
+        return false;
+    }
+    return true;
+}
+
+bool FaultScope::add(const Channel* ch) {
+    std::lock_guard lock(joinMutex_);
+    // A slot a destroyed channel left, else a new one.
+    const size_t used = used_.load(std::memory_order_relaxed);
+    for (size_t i = 0; i < used; ++i) {
+        if (!members_[i].load(std::memory_order_relaxed)) {
+            members_[i].store(ch, std::memory_order_release);
+            return true;
+        }
+    }
+    if (used == kMaxChannels) return false;
+    members_[used].store(ch, std::memory_order_release);
+    used_.store(used + 1, std::memory_order_release);
+    return true;
+}
+
+void FaultScope::remove(const Channel* ch) {
+    std::lock_guard lock(joinMutex_);
+    const size_t used = used_.load(std::memory_order_relaxed);
+    for (size_t i = 0; i < used; ++i)
+        if (members_[i].load(std::memory_order_relaxed) == ch) members_[i].store(nullptr, std::memory_order_release);
+}
+
+Status FaultScope::error() const {
+    const size_t used = used_.load(std::memory_order_acquire);
+    for (size_t i = 0; i < used; ++i) {
+        const Channel* ch = members_[i].load(std::memory_order_acquire);
+        if (ch) NVL_TRY(ch->error());
+    }
+    return kOk;
+}
+
 Status Channel::error() const {
-    // NvNotification[NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR]: RM fills in
-    // info32 (the RC error) and a nonzero status when it tears the channel down.
-    const auto* n = notifierMapping_.map.as<const volatile nv::NvNotification>();
+    // NvNotification[NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR]: when RM tears
+    // the channel (its TSG) down it writes info32 (the RC error), info16 and
+    // the time, then a nonzero status. Polled while waiting: one load when
+    // all is well.
+    const auto* n = notifierMapping_.map.as<nv::NvNotification>();
     if (!n) return kOk;
-    const volatile nv::NvNotification& e = n[nv::NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR];
-    if (e.status == 0 && e.info32 == 0) return kOk;
-    return Status(CUDA_ERROR_ILLEGAL_ADDRESS, e.info32, "channel error notifier");
+    const nv::NvNotification& e = n[nv::NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR];
+    if (__atomic_load_n(&e.status, __ATOMIC_ACQUIRE) == 0) return kOk;
+    const uint32_t rcError = __atomic_load_n(&e.info32, __ATOMIC_RELAXED);
+    if (trace::api() && !errorTraced_.exchange(true, std::memory_order_relaxed)) {
+        const char* name = rcErrorName(rcError);
+        trace::print("channel 0x%x stopped by RC error %u (%s), engine 0x%x", object_.handle(), rcError,
+                     name ? name : "unnamed", __atomic_load_n(&e.info16, __ATOMIC_RELAXED));
+    }
+    return channelErrorStatus(rcError);
 }
 
 }  // namespace nvl::hw

@@ -6,6 +6,7 @@
 // host memory) with the submission's number, so completion is a load.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "hw/cpu.h"
 #include "hw/gpu.h"
 #include "hw/push_buffer.h"
 #include "hw/ring_space.h"
@@ -21,6 +23,34 @@
 namespace nvl::hw {
 
 enum class EngineKind { Copy, Compute };
+
+class Channel;
+
+// Channels whose work waits on each other's through semaphore acquires (the
+// channels of one context). RM stops only the faulting channel's TSG; a
+// channel of another TSG parked on an acquire of its timeline would then wait
+// forever. So a wait on a member gives up with the error of any faulted
+// member. Polling it takes no lock. The scope must outlive its members; a
+// channel leaves it when destroyed (not while another thread waits on the
+// same scope).
+class FaultScope {
+public:
+    static constexpr size_t kMaxChannels = 64;
+    FaultScope() = default;
+    FaultScope(const FaultScope&) = delete;
+    FaultScope& operator=(const FaultScope&) = delete;
+    // The first faulted member's error, else OK.
+    Status error() const;
+
+private:
+    friend class Channel;
+    bool add(const Channel* ch);
+    void remove(const Channel* ch);
+
+    std::mutex joinMutex_;  // serialises add and remove; error() takes no lock
+    std::array<std::atomic<const Channel*>, kMaxChannels> members_{};
+    std::atomic<size_t> used_{0};  // slots in use or freed
+};
 
 class Channel {
 public:
@@ -47,28 +77,53 @@ public:
     struct DataSlot {
         uint8_t* cpu = nullptr;  // write-combined: write it, never read it back
         uint64_t va = 0;
+        // Where and what this submission must release when the fill does the
+        // release itself (Completion::ByFill): the channel's timeline.
+        uint64_t timelineVa = 0;
+        uint64_t timelineValue = 0;
     };
+    // Who moves the timeline when the submission's work is done: the channel
+    // (a host semaphore release at the end) or the fill's own methods (the
+    // launch descriptor's release semaphore).
+    enum class Completion { Channel, ByFill };
     // Writes up to 'maxDwords' of methods through 'fill(PushWriter&, const
     // DataSlot&)', then the timeline release, and submits; 'fill' also gets
     // 'dataBytes' (256-byte aligned, may be 0) of data-ring space to write.
     // Returns the submission's timeline value. 'fill' runs under the
     // channel's submit lock. submit() is the same without data.
     template <class Fill>
-    Result<uint64_t> submitWithData(size_t maxDwords, size_t dataBytes, Fill&& fill) {
+    Result<uint64_t> submitWithData(size_t maxDwords, size_t dataBytes, Fill&& fill,
+                                    Completion completion = Completion::Channel) {
         std::lock_guard lock(submitMutex_);
-        NVL_ASSIGN_OR_RETURN(Reserved r, beginLocked(maxDwords + kReleaseDwords, dataBytes));
+        NVL_ASSIGN_OR_RETURN(Reserved r, beginLocked(maxDwords + kReleaseDwords + kWaitDwords, dataBytes));
         fill(r.writer, r.data);
-        return endLocked(r);
+        return endLocked(r, completion);
     }
+    // Compute channels of GPUs whose launches release semaphores themselves:
+    // a submission first waits (host acquire) for the channel's previous one
+    // instead of ending with a wait-for-idle, which would stall the other
+    // channels of the TSG while a kernel runs.
+    void setOrderedByAcquire(bool on) { orderedByAcquire_ = on; }
+    bool orderedByAcquire() const { return orderedByAcquire_; }
 
     // The timeline value the GPU has reached.
     uint64_t completed() const { return __atomic_load_n(semaphore_, __ATOMIC_ACQUIRE); }
     uint64_t lastSubmitted() const { return lastSubmitted_.load(std::memory_order_acquire); }
     bool isDone(uint64_t value) const { return completed() >= value; }
-    // Waits until the timeline reaches 'value' (or the channel faults).
-    Status wait(uint64_t value);
-    // A fault the driver reported on this channel (error notifier), else OK.
+    // Waits until the timeline reaches 'value' (or the channel faults), the
+    // way the channel's wait mode says, or 'mode'.
+    Status wait(uint64_t value) { return wait(value, waitMode_); }
+    Status wait(uint64_t value, WaitMode mode);
+    void setWaitMode(WaitMode mode) { waitMode_ = mode; }
+    // A fault the driver reported on this channel (error notifier), else OK:
+    // channelErrorStatus() of the RC error RM wrote. Cheap (one load).
     Status error() const;
+    // What a wait on this channel gives up with: the error of any faulted
+    // channel of its fault scope, or its own error when it has none.
+    Status scopeError() const;
+    // Makes waits on this channel watch 'scope' too (once per channel; the
+    // scope must outlive the channel). False if the scope is full.
+    bool joinFaultScope(FaultScope& scope);
 
     // Where the timeline semaphore lives, for other channels to acquire.
     uint64_t semaphoreVa() const { return semaphoreMemory_->va(); }
@@ -76,6 +131,10 @@ public:
     // channel's timeline reaches 'value'.
     static constexpr size_t kWaitDwords = 6;
     void writeWait(PushWriter& w, uint64_t value) const;
+    // Methods writing 'payload' and the GPU time (ns) into the 16 bytes at
+    // 'va' once the channel's earlier work is done.
+    static constexpr size_t kTimestampDwords = 8;
+    void writeTimestamp(PushWriter& w, uint64_t va, uint64_t payload) const;
 
 private:
     static constexpr size_t kReleaseDwords = 8;
@@ -90,8 +149,10 @@ private:
     Channel(Gpu& gpu, EngineKind kind) : gpu_(gpu), kind_(kind) {}
     Status init(uint32_t hChannelGroup, uint32_t hContextShare, uint32_t engineType);
     Result<Reserved> beginLocked(size_t dwords, size_t dataBytes);
-    Result<uint64_t> endLocked(Reserved& r);
+    Result<uint64_t> endLocked(Reserved& r, Completion completion);
     void writeRelease(PushWriter& w, uint64_t value);
+    // Whether a host release on a compute channel must wait for idle first.
+    uint32_t releaseWfi() const;
 
     Gpu& gpu_;
     EngineKind kind_;
@@ -117,6 +178,10 @@ private:
     uint64_t dataVa_ = 0;
     uint64_t* semaphore_ = nullptr;
 
+    WaitMode waitMode_ = WaitMode::Auto;
+    bool orderedByAcquire_ = false;
+    std::atomic<FaultScope*> scope_{nullptr};  // set once
+    mutable std::atomic<bool> errorTraced_{false};
     std::mutex submitMutex_;
     uint64_t put_ = 0;                        // GPFIFO entries written
     std::atomic<uint64_t> lastSubmitted_{0};  // timeline value of the newest submission

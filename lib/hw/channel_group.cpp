@@ -8,6 +8,7 @@
 #include "defs/host_c86f.h"
 #include "defs/rm_classes.h"
 #include "defs/rm_controls.h"
+#include "hw/qmd.h"
 #include "hw/va_space.h"
 
 namespace nvl::hw {
@@ -38,16 +39,20 @@ Result<Channel*> ChannelGroup::addChannel(EngineKind kind) {
     return channels_.back().get();
 }
 
-Status ChannelGroup::schedule() {
+Status ChannelGroup::enable() {
     nv::NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS sched{};
     sched.bEnable = 1;
     NVL_TRY(gpu_.rm().control(group_.handle(), nv::NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, sched));
+    scheduled_ = true;
+    return kOk;
+}
 
+Status ChannelGroup::bindEngines(const std::vector<Channel*>& channels) {
     const GpuInfo& info = gpu_.info();
     const uint64_t shared = gpu_.vaSpace().sharedWindow();
     const uint64_t local = gpu_.vaSpace().localWindow();
     std::vector<std::pair<Channel*, uint64_t>> ready;
-    for (auto& ch : channels_) {
+    for (Channel* ch : channels) {
         Result<uint64_t> r = ch->submit(16, [&](PushWriter& w) {
             if (ch->kind() == EngineKind::Compute) {
                 w.inc(Subchannel::Compute, nv::NVC86F_SET_OBJECT, {info.computeClass});
@@ -58,39 +63,88 @@ Status ChannelGroup::schedule() {
             }
         });
         if (!r) return r.status();
-        ready.emplace_back(ch.get(), *r);
+        ready.emplace_back(ch, *r);
     }
     for (auto [ch, value] : ready) NVL_TRY(ch->wait(value));
     return kOk;
 }
 
-Result<std::unique_ptr<ContextChannels>> ContextChannels::create(Gpu& gpu) {
-    std::unique_ptr<ContextChannels> c(new ContextChannels());
-    NVL_ASSIGN_OR_RETURN(c->graphics_, ChannelGroup::create(gpu, nv::NV2080_ENGINE_TYPE_GRAPHICS));
-    NVL_ASSIGN_OR_RETURN(c->compute_, c->graphics_->addChannel(EngineKind::Compute));
+Status ChannelGroup::schedule() {
+    NVL_TRY(enable());
+    std::vector<Channel*> all;
+    for (auto& ch : channels_) all.push_back(ch.get());
+    return bindEngines(all);
+}
 
-    // NVLITE_COPY_ENGINE=grce keeps copies on the graphics runlist (for comparison).
+Result<Channel*> ChannelGroup::addScheduledChannel(EngineKind kind, WaitMode mode) {
+    NVL_ASSIGN_OR_RETURN(Channel * ch, addChannel(kind));
+    ch->setWaitMode(mode);
+    Status s = scheduled_ ? enable() : kOk;  // scheduling the group again takes in its new channel
+    if (s.ok()) s = bindEngines({ch});
+    if (!s.ok()) {
+        channels_.pop_back();
+        return s;
+    }
+    return ch;
+}
+
+Result<std::unique_ptr<ContextChannels>> ContextChannels::create(Gpu& gpu, WaitMode mode) {
+    std::unique_ptr<ContextChannels> c(new ContextChannels());
+    c->mode_ = mode;
+    NVL_ASSIGN_OR_RETURN(c->graphics_, ChannelGroup::create(gpu, nv::NV2080_ENGINE_TYPE_GRAPHICS));
+    Lane first;
+    NVL_ASSIGN_OR_RETURN(first.compute, c->graphics_->addChannel(EngineKind::Compute));
+
+    // Copies go to the async copy engine with the most physical engines behind
+    // it. NVLITE_COPY_ENGINE=grce keeps them on the graphics runlist and
+    // NVLITE_COPY_ENGINE=<n> picks the n-th async engine (for comparison).
+    const GpuInfo& info = gpu.info();
     const char* choice = std::getenv("NVLITE_COPY_ENGINE");
-    const bool useAsync = !(choice && std::strcmp(choice, "grce") == 0) && !gpu.info().asyncCopyEngines.empty();
+    const bool useAsync = !(choice && std::strcmp(choice, "grce") == 0) && !info.asyncCopyEngines.empty();
     if (useAsync) {
-        const uint32_t engine = gpu.info().asyncCopyEngines.front();
+        size_t pick = 0;
+        for (size_t i = 1; i < info.asyncCopyEngines.size(); ++i)
+            if (i < info.asyncCopyPces.size() && info.asyncCopyPces[i] > info.asyncCopyPces[pick]) pick = i;
+        if (choice && *choice >= '0' && *choice <= '9')
+            pick = static_cast<size_t>(std::atoi(choice)) % info.asyncCopyEngines.size();
+        const uint32_t engine = info.asyncCopyEngines[pick];
+        if (trace::api()) trace::print("copies use copy engine 0x%x", engine);
         auto group = ChannelGroup::create(gpu, engine);
         if (group) {
             auto ch = (*group)->addChannel(EngineKind::Copy);
             Status s = ch ? (*group)->schedule() : ch.status();
             if (s.ok()) {
                 c->copyGroup_ = std::move(*group);
-                c->copy_ = *ch;
+                first.copy = *ch;
             } else if (trace::api()) {
                 trace::print("copy engine 0x%x unavailable (error %d); copies use the graphics runlist", engine, s.code());
             }
         }
     }
-    if (!c->copy_) {
-        NVL_ASSIGN_OR_RETURN(c->copy_, c->graphics_->addChannel(EngineKind::Copy));
+    if (!first.copy) {
+        NVL_ASSIGN_OR_RETURN(first.copy, c->graphics_->addChannel(EngineKind::Copy));
     }
     NVL_TRY(c->graphics_->schedule());
+    c->launchesRelease_ = qmdLayoutFor(info.computeClass).hasRelease;
+    first.compute->setOrderedByAcquire(c->launchesRelease_);
+    first.compute->setWaitMode(mode);
+    first.copy->setWaitMode(mode);
+    first.compute->joinFaultScope(c->faultScope_);
+    first.copy->joinFaultScope(c->faultScope_);
+    c->lanes_.push_back(first);
     return c;
+}
+
+Result<ContextChannels::Lane> ContextChannels::addLane() {
+    Lane lane;
+    NVL_ASSIGN_OR_RETURN(lane.compute, graphics_->addScheduledChannel(EngineKind::Compute, mode_));
+    lane.compute->setOrderedByAcquire(launchesRelease_);
+    ChannelGroup& copies = copyGroup_ ? *copyGroup_ : *graphics_;
+    NVL_ASSIGN_OR_RETURN(lane.copy, copies.addScheduledChannel(EngineKind::Copy, mode_));
+    lane.compute->joinFaultScope(faultScope_);
+    lane.copy->joinFaultScope(faultScope_);
+    lanes_.push_back(lane);
+    return lane;
 }
 
 }  // namespace nvl::hw

@@ -22,37 +22,60 @@ public:
     // Lets the scheduler run the group, binds every engine object to its
     // subchannel (compute also gets its memory windows) and waits for that.
     Status schedule();
+    // After schedule(): one more channel, running and bound when this returns.
+    Result<Channel*> addScheduledChannel(EngineKind kind, WaitMode mode);
 
     Gpu& gpu() const { return gpu_; }
     uint32_t engineType() const { return engineType_; }
 
 private:
     ChannelGroup(Gpu& gpu, uint32_t engineType) : gpu_(gpu), engineType_(engineType) {}
+    Status enable();
+    Status bindEngines(const std::vector<Channel*>& channels);
 
     Gpu& gpu_;
     uint32_t engineType_;
+    bool scheduled_ = false;
     RmObject group_;
     RmObject contextShare_;
     // Destroyed before the group and context share they live in.
     std::vector<std::unique_ptr<Channel>> channels_;
 };
 
-// The channels of one CUDA context: compute on the graphics runlist, copies
-// on an asynchronous copy engine of their own (so copies overlap kernels and
-// reach the copy engines' full bandwidth), or on the graphics runlist's copy
-// engine when the GPU offers no other.
+// The channels of one CUDA context, in lanes: a lane is a compute channel on
+// the graphics runlist (all of them in one TSG) and a copy channel on an
+// asynchronous copy engine (its own TSG), or on the graphics runlist's copy
+// engine when the GPU offers no other. Lane 0 exists from the start; streams
+// get more on demand.
+// Kernels of different lanes run side by side: a compute channel never
+// waits for idle (that would stall the whole TSG while a kernel runs); its
+// launches release the timeline from the launch descriptor when the grid
+// completes, and each submission first acquires the previous one's value.
 class ContextChannels {
 public:
-    static Result<std::unique_ptr<ContextChannels>> create(Gpu& gpu);
+    struct Lane {
+        Channel* compute = nullptr;
+        Channel* copy = nullptr;
+    };
+    static Result<std::unique_ptr<ContextChannels>> create(Gpu& gpu, WaitMode mode);
 
-    Channel& compute() { return *compute_; }
-    Channel& copy() { return *copy_; }
+    Channel& compute() { return *lanes_[0].compute; }
+    Channel& copy() { return *lanes_[0].copy; }
+    // Not thread-safe: the owner serialises lane creation and lookups.
+    size_t laneCount() const { return lanes_.size(); }
+    Lane lane(size_t i) const { return lanes_[i]; }
+    Result<Lane> addLane();
 
 private:
+    WaitMode mode_ = WaitMode::Auto;
+    bool launchesRelease_ = false;  // the QMD has release semaphores (compute channels order by acquire)
+    // A fault stops only its own TSG, but the context's other channels may wait
+    // for the dead one: every channel's waits give up with the first fault of
+    // any of them. Declared first: destroyed after the channels.
+    FaultScope faultScope_;
     std::unique_ptr<ChannelGroup> graphics_;
     std::unique_ptr<ChannelGroup> copyGroup_;  // empty when copies share the graphics group
-    Channel* compute_ = nullptr;
-    Channel* copy_ = nullptr;
+    std::vector<Lane> lanes_;
 };
 
 }  // namespace nvl::hw

@@ -118,6 +118,16 @@ Launch::Written Launch::write(const Channel::DataSlot& slot, const Qmd& tmpl, co
     q.set(l.localMemoryHighSize, s.localBytesPerThread);
     q.set(l.cbufAddrLower(0), (slot.va >> l.cbufAddrShift) & 0xffffffffu);
     q.set(l.cbufAddrUpper(0), slot.va >> (32 + l.cbufAddrShift));
+    if (l.hasRelease && slot.timelineVa) {
+        // The grid itself moves the channel's timeline when it completes.
+        q.set(l.releaseEnable, 1);
+        q.set(l.releaseStructureSize, l.releaseStructureTwoWords);
+        q.set(l.releasePayload64, 1);
+        q.set(l.releaseAddrLower, lo32(slot.timelineVa));
+        q.set(l.releaseAddrUpper, hi32(slot.timelineVa));
+        q.set(l.releasePayloadLower, lo32(slot.timelineValue));
+        q.set(l.releasePayloadUpper, hi32(slot.timelineValue));
+    }
     const size_t qmdOffset = alignUp(k.cbuf0Bytes, 256);
     q.copyTo(slot.cpu + qmdOffset, l.bytes);
     return {slot.va + qmdOffset, cbuf + k.paramBase};

@@ -34,16 +34,33 @@ inline void cpuRelax() {
 #endif
 }
 
-// Spins briefly, then yields, then sleeps with growing intervals: waiting
-// on the GPU must not burn a core once it is clearly going to take a while.
+// How a thread waits for the GPU (the context's CU_CTX_SCHED_* choice).
+//   Spin   polls without pause, lowest latency, one core busy
+//   Yield  polls, giving the core to other threads between polls
+//   Block  polls a few microseconds, then sleeps between polls
+//   Auto   polls, then yields, then sleeps: short waits stay fast, long
+//          ones do not burn a core
+enum class WaitMode { Auto, Spin, Yield, Block };
+
+// One wait: call pause() between polls. Sleeps grow with the time already
+// waited (a small fraction of it), so a wait ends soon after the work does
+// without waking up too often; the thread's timer slack is lowered while it
+// sleeps (and restored) so that a short sleep is a short sleep.
 class Backoff {
 public:
+    explicit Backoff(WaitMode mode = WaitMode::Auto) : mode_(mode) {}
+    ~Backoff();
+    Backoff(const Backoff&) = delete;
+    Backoff& operator=(const Backoff&) = delete;
     void pause();
 
 private:
+    void sleep(uint64_t elapsedNs);
+
+    WaitMode mode_;
     uint64_t start_ = 0;
     uint32_t spins_ = 0;
-    uint32_t sleepNs_ = 0;
+    long savedSlack_ = -1;  // the thread's timer slack before we lowered it
 };
 
 }  // namespace nvl::hw

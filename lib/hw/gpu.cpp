@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <bit>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -181,8 +182,15 @@ Status Gpu::queryInfo() {
             nv::NV2080_CTRL_CE_GET_CAPS_V2_PARAMS caps{};
             caps.ceEngineType = e;
             if (rm.control(sub, nv::NV2080_CTRL_CMD_CE_GET_CAPS_V2, caps).ok() &&
-                !(caps.capsTbl[nv::NV2080_CTRL_CE_CAPS_CE_GRCE_BYTE] & nv::NV2080_CTRL_CE_CAPS_CE_GRCE_MASK))
+                !(caps.capsTbl[nv::NV2080_CTRL_CE_CAPS_CE_GRCE_BYTE] & nv::NV2080_CTRL_CE_CAPS_CE_GRCE_MASK)) {
                 info_.asyncCopyEngines.push_back(e);
+                nv::NV2080_CTRL_CE_GET_CE_PCE_MASK_PARAMS pce{};
+                pce.ceEngineType = e;
+                const bool known = rm.control(sub, nv::NV2080_CTRL_CMD_CE_GET_CE_PCE_MASK, pce).ok();
+                info_.asyncCopyPces.push_back(known ? static_cast<uint32_t>(std::popcount(pce.pceMask)) : 0);
+                if (trace::api())
+                    trace::print("copy engine 0x%x: PCE mask 0x%x%s", e, pce.pceMask, known ? "" : " (unknown)");
+            }
         }
     }
 

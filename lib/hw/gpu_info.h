@@ -40,6 +40,7 @@ struct GpuInfo {
     uint32_t copyEngineCount = 0;   // copy engines RM reports
     uint32_t asyncEngineCount = 0;  // what CUDA reports: engines copies can use beside compute
     std::vector<uint32_t> asyncCopyEngines;  // their NV2080_ENGINE_TYPE_COPYn
+    std::vector<uint32_t> asyncCopyPces;     // physical engines behind each (0: unknown)
     enum class ComputeMode { Default, ExclusiveProcess, Prohibited };
     ComputeMode computeMode = ComputeMode::Default;
     bool eccEnabled = false;

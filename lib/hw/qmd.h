@@ -36,6 +36,12 @@ struct QmdLayout {
     Field gridWidth, gridHeight, gridDepth, ctaDim0, ctaDim1, ctaDim2;
     IndexedField cbufValid, cbufInvalidate, cbufAddrLower, cbufAddrUpper, cbufSizeShifted4;
     uint32_t cbufAddrShift;  // constant buffer addresses: >> 6 in V04, plain in V03
+    // Release semaphore 0, written when the grid completes (V04; the V03 path
+    // signals completion with a host release after wait-for-idle instead).
+    bool hasRelease;
+    Field releaseEnable, releaseStructureSize, releasePayload64;
+    uint32_t releaseStructureTwoWords;
+    Field releaseAddrLower, releaseAddrUpper, releasePayloadLower, releasePayloadUpper;
 };
 
 inline constexpr QmdLayout kQmdV04 = {
@@ -83,6 +89,15 @@ inline constexpr QmdLayout kQmdV04 = {
     .cbufAddrUpper = nv::NVCBC0_QMDV04_00_CONSTANT_BUFFER_ADDR_UPPER_SHIFTED6,
     .cbufSizeShifted4 = nv::NVCBC0_QMDV04_00_CONSTANT_BUFFER_SIZE_SHIFTED4,
     .cbufAddrShift = 6,
+    .hasRelease = true,
+    .releaseEnable = nv::NVCBC0_QMDV04_00_RELEASE_ENABLE(0),
+    .releaseStructureSize = nv::NVCBC0_QMDV04_00_RELEASE_STRUCTURE_SIZE(0),
+    .releasePayload64 = nv::NVCBC0_QMDV04_00_RELEASE_PAYLOAD64B(0),
+    .releaseStructureTwoWords = nv::NVCBC0_QMDV04_00_RELEASE_STRUCTURE_SIZE_SEMAPHORE_TWO_WORDS,
+    .releaseAddrLower = nv::NVCBC0_QMDV04_00_RELEASE_SEMAPHORE_ADDR_LOWER(0),
+    .releaseAddrUpper = nv::NVCBC0_QMDV04_00_RELEASE_SEMAPHORE_ADDR_UPPER(0),
+    .releasePayloadLower = nv::NVCBC0_QMDV04_00_RELEASE_SEMAPHORE_PAYLOAD_LOWER(0),
+    .releasePayloadUpper = nv::NVCBC0_QMDV04_00_RELEASE_SEMAPHORE_PAYLOAD_UPPER(0),
 };
 
 inline constexpr QmdLayout kQmdV03 = {
@@ -130,6 +145,15 @@ inline constexpr QmdLayout kQmdV03 = {
     .cbufAddrUpper = nv::NVC6C0_QMDV03_00_CONSTANT_BUFFER_ADDR_UPPER,
     .cbufSizeShifted4 = nv::NVC6C0_QMDV03_00_CONSTANT_BUFFER_SIZE_SHIFTED4,
     .cbufAddrShift = 0,
+    .hasRelease = false,
+    .releaseEnable = {},
+    .releaseStructureSize = {},
+    .releasePayload64 = {},
+    .releaseStructureTwoWords = 0,
+    .releaseAddrLower = {},
+    .releaseAddrUpper = {},
+    .releasePayloadLower = {},
+    .releasePayloadUpper = {},
 };
 
 // The layout a compute class takes (HOPPER_COMPUTE_A: V04; Ampere/Ada: V03).

@@ -12,18 +12,37 @@ namespace {
 constexpr uint64_t kWindowSize = 1ull << 32;  // the windows must be 4 GiB aligned
 constexpr int kReserveFlags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
 
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NVL_THREAD_SANITIZER 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(NVL_THREAD_SANITIZER)
+// A ThreadSanitizer build (make test-tsan). On x86_64 its runtime (GCC 12's
+// libtsan.so.2, LLVM's Mapping48AddressSpace) leaves the program only
+// [4 KiB, 512 GiB) of the low addresses: [512 GiB, 1 TiB) is mapped PROT_NONE
+// and its shadow starts at 1 TiB, so the reservation is cut to end at
+// 512 GiB (448 GiB from the usual base: still more than any GPU's memory).
+constexpr uint64_t kAddressLimit = 1ull << 39;
+#else
+constexpr uint64_t kAddressLimit = 1ull << 40;  // 40-bit GPFIFO entries and QMD pointers
+#endif
+
 }  // namespace
 
 Result<std::unique_ptr<VaSpace>> VaSpace::reserve(uint64_t base, uint64_t size) {
     std::unique_ptr<VaSpace> vs(new VaSpace());
+    if (base >= kAddressLimit) return Status(CUDA_ERROR_OUT_OF_MEMORY, 0, "reserve GPU VA: base above the limit");
+    if (size > kAddressLimit - base) size = (kAddressLimit - base) & ~(kWindowSize - 1);
+    if (size < 4 * kWindowSize) return Status(CUDA_ERROR_OUT_OF_MEMORY, 0, "reserve GPU VA: too small below the limit");
     void* p = ::mmap(reinterpret_cast<void*>(base), size, PROT_NONE, kReserveFlags | MAP_FIXED_NOREPLACE, -1, 0);
     if (p == MAP_FAILED) {
-        // Something already lives there: take any free range below 2^40.
+        // Something already lives there: take any free range below the limit.
         p = ::mmap(nullptr, size, PROT_NONE, kReserveFlags, -1, 0);
         if (p == MAP_FAILED) return osError(-errno, "mmap(reserve GPU VA)");
-        if (reinterpret_cast<uint64_t>(p) + size > (1ull << 40)) {
+        if (reinterpret_cast<uint64_t>(p) + size > kAddressLimit) {
             ::munmap(p, size);
-            return Status(CUDA_ERROR_OUT_OF_MEMORY, 0, "reserve GPU VA below 2^40");
+            return Status(CUDA_ERROR_OUT_OF_MEMORY, 0, "reserve GPU VA below the limit");
         }
     }
     vs->base_ = reinterpret_cast<uint64_t>(p);

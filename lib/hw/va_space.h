@@ -20,7 +20,8 @@ namespace nvl::hw {
 class VaSpace {
 public:
     // Reserves [base, base + size) in the CPU address space (base is a hint
-    // that must be honoured; falls back to any address below 2^40).
+    // that must be honoured; falls back to any address below 2^40). A
+    // ThreadSanitizer build caps the range at 512 GiB (see va_space.cpp).
     static Result<std::unique_ptr<VaSpace>> reserve(uint64_t base, uint64_t size);
     ~VaSpace();
     VaSpace(const VaSpace&) = delete;

@@ -1,7 +1,8 @@
 #define _GNU_SOURCE
 /*
- * compat_probe: runs the driver-API calls of nvlite's first issue with good
- * and bad arguments and prints one line per case: the CUresult name and the
+ * compat_probe: runs the driver-API calls of nvlite's first issue (and the
+ * streams and events of issue 4: section "streams") with good and bad
+ * arguments and prints one line per case: the CUresult name and the
  * values that matter. `make probes` builds it twice (against libcuda and
  * against libnvlite); run on a GPU, the two outputs must be the same; the differences are
  * what to fix. Raw addresses are never printed, only their properties.
@@ -13,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "nvlite/cuda.h"
@@ -404,8 +408,506 @@ static void memory(void) {
     P("after destroy: cuMemFree(old)", cuMemFree(p));
 }
 
+/* ------------------------------------------------------------------ streams */
+
+/* A kernel that spins on %globaltimer for its parameter's nanoseconds
+ * (hand-written PTX, JIT-compiled by either library): keeps a stream busy for
+ * a known time, so that "not ready" cases are the same on every run. */
+static const char kSpinPtx[] =
+    ".version 7.0\n"
+    ".target sm_80\n"
+    ".address_size 64\n"
+    ".visible .entry spin_ns(.param .u64 spin_ns_param_0)\n"
+    "{\n"
+    "    .reg .pred %p<2>;\n"
+    "    .reg .b64 %rd<5>;\n"
+    "    ld.param.u64 %rd1, [spin_ns_param_0];\n"
+    "    mov.u64 %rd2, %globaltimer;\n"
+    "$L_loop:\n"
+    "    mov.u64 %rd3, %globaltimer;\n"
+    "    sub.s64 %rd4, %rd3, %rd2;\n"
+    "    setp.lt.u64 %p1, %rd4, %rd1;\n"
+    "    @%p1 bra $L_loop;\n"
+    "    ret;\n"
+    "}\n";
+
+static CUfunction spin_fn;
+
+static CUresult spin(CUstream s, unsigned long long ms) {
+    unsigned long long ns = ms * 1000000ull;
+    void* args[] = {&ns};
+    return cuLaunchKernel(spin_fn, 1, 1, 1, 1, 1, 1, 0, s, args, NULL);
+}
+
+static double seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static const char* sname(CUstream s) {
+    return s == NULL ? "NULL" : s == CU_STREAM_LEGACY ? "LEGACY" : s == CU_STREAM_PER_THREAD ? "PER_THREAD" : "created";
+}
+
+/* Creates with 'flags' and destroys again what was created. */
+static void stream_create_case(const char* label, unsigned flags, int with_priority, int priority) {
+    CUstream s = NULL;
+    int got = 12345;
+    CUresult r = CUDA_SUCCESS;
+    if (with_priority)
+        PV(label, (r = cuStreamCreateWithPriority(&s, flags, priority)), "priority=%d",
+           (r == CUDA_SUCCESS && cuStreamGetPriority(s, &got) == CUDA_SUCCESS) ? got : 12345);
+    else
+        P(label, (r = cuStreamCreate(&s, flags)));
+    if (r == CUDA_SUCCESS && s) cuStreamDestroy(s);
+}
+
+static void event_create_case(const char* label, unsigned flags) {
+    CUevent e = NULL;
+    CUresult r = CUDA_SUCCESS;
+    P(label, (r = cuEventCreate(&e, flags)));
+    if (r == CUDA_SUCCESS && e) cuEventDestroy(e);
+}
+
+/* The elapsed time's validity and sign, never its value. */
+static void elapsed_case(const char* label, float* where, CUevent a, CUevent b) {
+    float ms = NAN;
+    CUresult r = CUDA_SUCCESS;
+    PV(label, (r = cuEventElapsedTime(where == (float*)1 ? &ms : where, a, b)), "%s",
+       r != CUDA_SUCCESS ? "" : ms > 0 ? "positive" : ms < 0 ? "negative" : ms == 0 ? "zero" : "nan");
+}
+#define ELAPSED(label, a, b) elapsed_case(label, (float*)1, a, b)
+
+static void streams(void) {
+    CUcontext c1 = NULL, c2 = NULL, cur = NULL;
+    cuCtxCreate(&c1, NULL, 0, 0);
+    CUmodule mod = NULL;
+    P("streams: load spin PTX", cuModuleLoadData(&mod, kSpinPtx));
+    P("streams: spin function", cuModuleGetFunction(&spin_fn, mod, "spin_ns"));
+    char label[96];
+    CUdeviceptr d1 = 0;
+    cuMemAlloc(&d1, 1 << 20);
+
+    /* Priorities. */
+    int least = 99, greatest = 99;
+    PV("cuCtxGetStreamPriorityRange", cuCtxGetStreamPriorityRange(&least, &greatest), "least=%d greatest=%d", least,
+       greatest);
+    P("cuCtxGetStreamPriorityRange(NULL,NULL)", cuCtxGetStreamPriorityRange(NULL, NULL));
+    int l2 = 99, g2 = 99;
+    PV("cuCtxGetStreamPriorityRange(&l,NULL)", cuCtxGetStreamPriorityRange(&l2, NULL), "least=%d", l2);
+    PV("cuCtxGetStreamPriorityRange(NULL,&g)", cuCtxGetStreamPriorityRange(NULL, &g2), "greatest=%d", g2);
+
+    /* Creation. */
+    P("cuStreamCreate(NULL)", cuStreamCreate(NULL, 0));
+    P("cuStreamCreateWithPriority(NULL)", cuStreamCreateWithPriority(NULL, 0, 0));
+    static const unsigned stream_flags[] = {0, 1, 2, 3, 4, 0x100, 0x80000000u};
+    for (unsigned i = 0; i < sizeof stream_flags / sizeof stream_flags[0]; ++i) {
+        snprintf(label, sizeof label, "cuStreamCreate(flags 0x%x)", stream_flags[i]);
+        stream_create_case(label, stream_flags[i], 0, 0);
+        snprintf(label, sizeof label, "cuStreamCreateWithPriority(flags 0x%x, -1)", stream_flags[i]);
+        stream_create_case(label, stream_flags[i], 1, -1);
+    }
+    static const int prios[] = {1, 0, -1, -2, -5, -6, 100, -100, 2147483647, -2147483647 - 1};
+    for (unsigned i = 0; i < sizeof prios / sizeof prios[0]; ++i) {
+        snprintf(label, sizeof label, "cuStreamCreateWithPriority(0, %d)", prios[i]);
+        stream_create_case(label, 0, 1, prios[i]);
+        snprintf(label, sizeof label, "cuStreamCreateWithPriority(NON_BLOCKING, %d)", prios[i]);
+        stream_create_case(label, CU_STREAM_NON_BLOCKING, 1, prios[i]);
+    }
+    CUstream sb = NULL, snb = NULL;
+    P("cuStreamCreate(0)", cuStreamCreate(&sb, 0));
+    P("cuStreamCreate(NON_BLOCKING)", cuStreamCreate(&snb, CU_STREAM_NON_BLOCKING));
+    unsigned f = 77;
+    int prio = 77;
+    CUcontext c = NULL;
+    PV("cuStreamGetFlags(blocking)", cuStreamGetFlags(sb, &f), "%u", f);
+    PV("cuStreamGetFlags(non-blocking)", cuStreamGetFlags(snb, &f), "%u", f);
+    PV("cuStreamGetPriority(cuStreamCreate's)", cuStreamGetPriority(sb, &prio), "%d", prio);
+    PV("cuStreamGetCtx(created)", cuStreamGetCtx(sb, &c), "is_c1=%d", c == c1);
+    P("cuStreamGetFlags(s, NULL)", cuStreamGetFlags(sb, NULL));
+    P("cuStreamGetPriority(s, NULL)", cuStreamGetPriority(sb, NULL));
+    P("cuStreamGetCtx(s, NULL)", cuStreamGetCtx(sb, NULL));
+    P("cuStreamQuery(new)", cuStreamQuery(sb));
+    P("cuStreamSynchronize(new)", cuStreamSynchronize(sb));
+    const CUstream special[] = {NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD};
+    for (unsigned i = 0; i < 3; ++i) {
+        f = 77;
+        prio = 77;
+        c = NULL;
+        snprintf(label, sizeof label, "cuStreamGetFlags(%s)", sname(special[i]));
+        PV(label, cuStreamGetFlags(special[i], &f), "%u", f);
+        snprintf(label, sizeof label, "cuStreamGetPriority(%s)", sname(special[i]));
+        PV(label, cuStreamGetPriority(special[i], &prio), "%d", prio);
+        snprintf(label, sizeof label, "cuStreamGetCtx(%s)", sname(special[i]));
+        PV(label, cuStreamGetCtx(special[i], &c), "is_current=%d", c == c1);
+        snprintf(label, sizeof label, "cuStreamGetFlags(%s, NULL)", sname(special[i]));
+        P(label, cuStreamGetFlags(special[i], NULL));
+        snprintf(label, sizeof label, "cuStreamQuery(%s)", sname(special[i]));
+        P(label, cuStreamQuery(special[i]));
+        snprintf(label, sizeof label, "cuStreamSynchronize(%s)", sname(special[i]));
+        P(label, cuStreamSynchronize(special[i]));
+    }
+
+    /* Events: creation. */
+    P("cuEventCreate(NULL)", cuEventCreate(NULL, 0));
+    static const unsigned event_flags[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 0x10, 0x80000000u};
+    for (unsigned i = 0; i < sizeof event_flags / sizeof event_flags[0]; ++i) {
+        snprintf(label, sizeof label, "cuEventCreate(flags 0x%x)", event_flags[i]);
+        event_create_case(label, event_flags[i]);
+    }
+
+    /* Never recorded. */
+    CUevent u = NULL, rec = NULL, rec2 = NULL, d = NULL, d2 = NULL;
+    cuEventCreate(&u, 0);
+    cuEventCreate(&rec, 0);
+    cuEventCreate(&rec2, CU_EVENT_BLOCKING_SYNC);
+    cuEventCreate(&d, CU_EVENT_DISABLE_TIMING);
+    cuEventCreate(&d2, CU_EVENT_DISABLE_TIMING);
+    P("cuEventRecord(rec, s)", cuEventRecord(rec, sb));
+    P("cuEventRecord(rec2, s)", cuEventRecord(rec2, sb));
+    P("cuEventRecord(disabled, s)", cuEventRecord(d, sb));
+    P("cuEventRecord(disabled2, s)", cuEventRecord(d2, sb));
+    P("cuStreamSynchronize", cuStreamSynchronize(sb));
+    P("unrecorded: cuEventQuery", cuEventQuery(u));
+    P("unrecorded: cuEventSynchronize", cuEventSynchronize(u));
+    ELAPSED("unrecorded: cuEventElapsedTime(u, u)", u, u);
+    ELAPSED("unrecorded: cuEventElapsedTime(u, rec)", u, rec);
+    ELAPSED("unrecorded: cuEventElapsedTime(rec, u)", rec, u);
+    ELAPSED("unrecorded: cuEventElapsedTime(u, disabled)", u, d);
+    elapsed_case("unrecorded: cuEventElapsedTime(NULL ms, u, u)", NULL, u, u);
+    P("unrecorded: cuStreamWaitEvent(s, u)", cuStreamWaitEvent(sb, u, 0));
+    P("unrecorded: cuStreamWaitEvent(NULL, u)", cuStreamWaitEvent(NULL, u, 0));
+    P("  cuStreamSynchronize after", cuStreamSynchronize(sb));
+
+    /* Timing disabled, complete. */
+    ELAPSED("cuEventElapsedTime(rec, rec2)", rec, rec2);
+    ELAPSED("cuEventElapsedTime(rec2, rec)", rec2, rec);
+    ELAPSED("cuEventElapsedTime(rec, rec)", rec, rec);
+    ELAPSED("cuEventElapsedTime(rec, disabled)", rec, d);
+    ELAPSED("cuEventElapsedTime(disabled, rec)", d, rec);
+    ELAPSED("cuEventElapsedTime(disabled, disabled2)", d, d2);
+    elapsed_case("cuEventElapsedTime(NULL ms, rec, rec2)", NULL, rec, rec2);
+    elapsed_case("cuEventElapsedTime(NULL ms, rec, disabled)", NULL, rec, d);
+    typedef CUresult (*elapsed_fn)(float*, CUevent, CUevent);
+    elapsed_fn v1 = (elapsed_fn)dlsym(RTLD_DEFAULT, "cuEventElapsedTime");
+    printf("%-*s => %s\n", PROBE_WIDTH, "cuEventElapsedTime (v1 symbol)", v1 ? "present" : "absent");
+    if (v1) {
+        float ms = NAN;
+        PV("  v1(rec, rec2)", v1(&ms, rec, rec2), "positive_or_zero=%d", ms >= 0);
+        P("  v1(u, rec)", v1(&ms, u, rec));
+        P("  v1(rec, disabled)", v1(&ms, rec, d));
+        P("  v1(NULL ms)", v1(NULL, rec, rec2));
+    }
+
+    /* Bad handles and flags. */
+    P("cuStreamWaitEvent(s, NULL)", cuStreamWaitEvent(sb, NULL, 0));
+    P("cuStreamWaitEvent(s, rec, EXTERNAL)", cuStreamWaitEvent(sb, rec, CU_EVENT_WAIT_EXTERNAL));
+    P("cuStreamWaitEvent(s, rec, 2)", cuStreamWaitEvent(sb, rec, 2));
+    P("cuStreamWaitEvent(s, rec, 0x80000000)", cuStreamWaitEvent(sb, rec, 0x80000000u));
+    P("cuEventRecord(NULL, s)", cuEventRecord(NULL, sb));
+    P("cuEventRecord(NULL, NULL)", cuEventRecord(NULL, NULL));
+    P("cuEventQuery(NULL)", cuEventQuery(NULL));
+    P("cuEventSynchronize(NULL)", cuEventSynchronize(NULL));
+    P("cuEventDestroy(NULL)", cuEventDestroy(NULL));
+    ELAPSED("cuEventElapsedTime(NULL, rec)", NULL, rec);
+    ELAPSED("cuEventElapsedTime(rec, NULL)", rec, NULL);
+    P("cuEventRecordWithFlags(rec, s, DEFAULT)", cuEventRecordWithFlags(rec, sb, CU_EVENT_RECORD_DEFAULT));
+    P("cuEventRecordWithFlags(rec, s, EXTERNAL)", cuEventRecordWithFlags(rec, sb, CU_EVENT_RECORD_EXTERNAL));
+    P("cuEventRecordWithFlags(rec, s, 2)", cuEventRecordWithFlags(rec, sb, 2));
+    P("cuEventRecordWithFlags(rec, s, 0x80000000)", cuEventRecordWithFlags(rec, sb, 0x80000000u));
+    P("cuEventRecordWithFlags(NULL, s, 0)", cuEventRecordWithFlags(NULL, sb, 0));
+    P("cuEventRecordWithFlags(rec, NULL, 0)", cuEventRecordWithFlags(rec, NULL, 0));
+    P("cuEventRecordWithFlags(rec, LEGACY, 0)", cuEventRecordWithFlags(rec, CU_STREAM_LEGACY, 0));
+    P("cuEventRecordWithFlags(rec, PER_THREAD, 0)", cuEventRecordWithFlags(rec, CU_STREAM_PER_THREAD, 0));
+    P("cuCtxSynchronize", cuCtxSynchronize());
+
+    /* Not reached yet: a 300 ms spin in the blocking stream. */
+    CUevent start = NULL, end = NULL, dis = NULL;
+    cuEventCreate(&start, 0);
+    cuEventCreate(&end, 0);
+    cuEventCreate(&dis, CU_EVENT_DISABLE_TIMING);
+    P("cuEventRecord(start)", cuEventRecord(start, sb));
+    P("  cuEventSynchronize(start)", cuEventSynchronize(start));
+    P("spin 300 ms in blocking stream", spin(sb, 300));
+    P("cuEventRecord(end) behind it", cuEventRecord(end, sb));
+    P("cuEventRecord(disabled) behind it", cuEventRecord(dis, sb));
+    P("busy: cuStreamQuery(s)", cuStreamQuery(sb));
+    P("busy: cuEventQuery(end)", cuEventQuery(end));
+    P("busy: cuEventQuery(disabled)", cuEventQuery(dis));
+    ELAPSED("busy: cuEventElapsedTime(start, end)", start, end);
+    ELAPSED("busy: cuEventElapsedTime(end, start)", end, start);
+    ELAPSED("busy: cuEventElapsedTime(end, end)", end, end);
+    ELAPSED("busy: cuEventElapsedTime(u, end)", u, end);
+    ELAPSED("busy: cuEventElapsedTime(end, u)", end, u);
+    ELAPSED("busy: cuEventElapsedTime(start, disabled)", start, dis);
+    ELAPSED("busy: cuEventElapsedTime(disabled, end)", dis, end);
+    elapsed_case("busy: cuEventElapsedTime(NULL ms, start, end)", NULL, start, end);
+    P("busy: cuStreamQuery(non-blocking, empty)", cuStreamQuery(snb));
+    P("busy: cuStreamQuery(NULL)", cuStreamQuery(NULL));
+    P("busy: cuStreamQuery(PER_THREAD)", cuStreamQuery(CU_STREAM_PER_THREAD));
+    P("busy: cuStreamWaitEvent(non-blocking, end)", cuStreamWaitEvent(snb, end, 0));
+    P("busy: cuStreamQuery(non-blocking after wait)", cuStreamQuery(snb));
+    P("cuEventSynchronize(end)", cuEventSynchronize(end));
+    ELAPSED("done: cuEventElapsedTime(start, end)", start, end);
+    ELAPSED("done: cuEventElapsedTime(end, start)", end, start);
+    P("done: cuStreamQuery(non-blocking)", cuStreamQuery(snb));
+    /* Recorded again behind more work. */
+    P("spin 200 ms", spin(sb, 200));
+    P("cuEventRecord(end) again", cuEventRecord(end, sb));
+    P("  cuEventQuery(end)", cuEventQuery(end));
+    ELAPSED("  cuEventElapsedTime(start, end)", start, end);
+    P("  cuEventSynchronize(end)", cuEventSynchronize(end));
+    /* The legacy stream and a blocking stream. */
+    P("spin 200 ms in blocking stream", spin(sb, 200));
+    P("  cuStreamQuery(NULL) (legacy idle)", cuStreamQuery(NULL));
+    P("  cuEventRecord(end, NULL)", cuEventRecord(end, NULL));
+    P("  cuEventQuery(end on NULL)", cuEventQuery(end));
+    P("  cuCtxSynchronize", cuCtxSynchronize());
+    P("spin 200 ms in NULL stream", spin(NULL, 200));
+    P("  cuStreamQuery(blocking, empty)", cuStreamQuery(sb));
+    P("  cuStreamQuery(non-blocking, empty)", cuStreamQuery(snb));
+    double t0 = seconds();
+    P("  cuStreamSynchronize(non-blocking, empty)", cuStreamSynchronize(snb));
+    printf("%-*s => %d\n", PROBE_WIDTH, "    returned at once", seconds() - t0 < 0.1);
+    P("  cuMemsetD8Async(1 byte) in blocking stream", cuMemsetD8Async(d1, 0, 1, sb));
+    P("  cuStreamQuery(blocking after it)", cuStreamQuery(sb));
+    P("  cuCtxSynchronize", cuCtxSynchronize());
+    /* Destroyed while not reached. */
+    CUevent pending = NULL;
+    cuEventCreate(&pending, 0);
+    P("spin 100 ms", spin(sb, 100));
+    P("cuEventRecord(pending)", cuEventRecord(pending, sb));
+    P("cuEventDestroy(pending)", cuEventDestroy(pending));
+    CUstream sp = NULL;
+    cuStreamCreate(&sp, 0);
+    P("spin 100 ms in a stream", spin(sp, 100));
+    P("cuStreamDestroy(busy stream)", cuStreamDestroy(sp));
+    P("  cuCtxSynchronize", cuCtxSynchronize());
+
+    /* A stream and events of another context. */
+    CUdeviceptr d2p = 0;
+    CUevent e1 = NULL, f1 = NULL, e2 = NULL;
+    cuEventCreate(&e1, 0);
+    cuEventCreate(&f1, 0);
+    cuEventRecord(f1, sb);
+    cuEventRecord(e1, sb);
+    cuStreamSynchronize(sb);
+    P("cuCtxCreate c2", cuCtxCreate(&c2, NULL, 0, 0));
+    CUstream s2 = NULL;
+    cuStreamCreate(&s2, 0);
+    cuEventCreate(&e2, 0);
+    cuEventRecord(e2, s2);
+    cuMemAlloc(&d2p, 1 << 20);
+    char hbuf[4096];
+    memset(hbuf, 1, sizeof hbuf);
+    c = NULL;
+    PV("other ctx: cuStreamGetCtx(s1)", cuStreamGetCtx(sb, &c), "is_c1=%d", c == c1);
+    f = 77;
+    PV("other ctx: cuStreamGetFlags(s1)", cuStreamGetFlags(sb, &f), "%u", f);
+    P("other ctx: cuStreamQuery(s1)", cuStreamQuery(sb));
+    P("other ctx: cuStreamSynchronize(s1)", cuStreamSynchronize(sb));
+    P("other ctx: cuMemcpyAsync(c1 mem, s1)", cuMemcpyAsync(d1 + 4096, d1, 4096, sb));
+    P("other ctx: cuMemcpyAsync(c2 mem, s1)", cuMemcpyAsync(d2p + 4096, d2p, 4096, sb));
+    P("other ctx: cuMemcpyHtoDAsync(c1 mem, s1)", cuMemcpyHtoDAsync(d1, hbuf, sizeof hbuf, sb));
+    P("other ctx: cuMemsetD8Async(c1 mem, s1)", cuMemsetD8Async(d1, 3, 4096, sb));
+    P("other ctx: cuMemcpyAsync(c1 mem, NULL)", cuMemcpyAsync(d1 + 4096, d1, 4096, NULL));
+    P("other ctx: cuLaunchKernel(c1 function, s1)", spin(sb, 0));
+    P("other ctx: cuLaunchKernel(c1 function, NULL)", spin(NULL, 0));
+    P("other ctx: cuStreamSynchronize(s1)", cuStreamSynchronize(sb));
+    P("other ctx: cuEventRecord(e1, s1)", cuEventRecord(e1, sb));
+    P("other ctx: cuEventRecord(e1, NULL)", cuEventRecord(e1, NULL));
+    P("other ctx: cuEventRecord(e1, s2)", cuEventRecord(e1, s2));
+    P("other ctx: cuEventRecord(e2, s1)", cuEventRecord(e2, sb));
+    P("other ctx: cuStreamWaitEvent(s2, e1)", cuStreamWaitEvent(s2, e1, 0));
+    P("other ctx: cuStreamWaitEvent(NULL, e1)", cuStreamWaitEvent(NULL, e1, 0));
+    P("other ctx: cuStreamWaitEvent(s1, e2)", cuStreamWaitEvent(sb, e2, 0));
+    P("other ctx: cuEventQuery(e1)", cuEventQuery(e1));
+    P("other ctx: cuEventSynchronize(e1)", cuEventSynchronize(e1));
+    P("other ctx: cuCtxSynchronize", cuCtxSynchronize());
+    ELAPSED("other ctx: cuEventElapsedTime(f1, e1)", f1, e1);
+    ELAPSED("other ctx: cuEventElapsedTime(e1, e2)", e1, e2);
+    ELAPSED("other ctx: cuEventElapsedTime(e2, e1)", e2, e1);
+    CUstream s1b = NULL;
+    CUevent e1b = NULL;
+    cuCtxPopCurrent(&cur);
+    cuStreamCreate(&s1b, 0);
+    cuEventCreate(&e1b, 0);
+    cuCtxPushCurrent(c2);
+    P("other ctx: cuStreamDestroy(c1 stream)", cuStreamDestroy(s1b));
+    P("other ctx: cuEventDestroy(c1 event)", cuEventDestroy(e1b));
+    cuMemFree(d2p);
+    P("cuCtxDestroy(c2)", cuCtxDestroy(c2));
+    PV("  current is c1", cuCtxGetCurrent(&cur), "%d", cur == c1);
+
+    /* No current context. */
+    cuCtxPopCurrent(&cur);
+    CUstream sn = NULL;
+    CUevent en = NULL;
+    int l3 = 0, g3 = 0;
+    P("no ctx: cuStreamCreate", cuStreamCreate(&sn, 0));
+    P("no ctx: cuStreamCreate(NULL)", cuStreamCreate(NULL, 0));
+    P("no ctx: cuStreamCreate(bad flags)", cuStreamCreate(&sn, 0x100));
+    P("no ctx: cuStreamCreateWithPriority", cuStreamCreateWithPriority(&sn, 0, -1));
+    P("no ctx: cuEventCreate", cuEventCreate(&en, 0));
+    P("no ctx: cuEventCreate(NULL)", cuEventCreate(NULL, 0));
+    P("no ctx: cuCtxGetStreamPriorityRange", cuCtxGetStreamPriorityRange(&l3, &g3));
+    P("no ctx: cuStreamQuery(NULL)", cuStreamQuery(NULL));
+    P("no ctx: cuStreamSynchronize(NULL)", cuStreamSynchronize(NULL));
+    P("no ctx: cuStreamGetCtx(NULL)", cuStreamGetCtx(NULL, &c));
+    P("no ctx: cuStreamGetCtx(PER_THREAD)", cuStreamGetCtx(CU_STREAM_PER_THREAD, &c));
+    P("no ctx: cuStreamGetFlags(NULL)", cuStreamGetFlags(NULL, &f));
+    P("no ctx: cuStreamGetPriority(NULL)", cuStreamGetPriority(NULL, &prio));
+    P("no ctx: cuStreamQuery(s1)", cuStreamQuery(sb));
+    P("no ctx: cuStreamSynchronize(s1)", cuStreamSynchronize(sb));
+    c = NULL;
+    PV("no ctx: cuStreamGetCtx(s1)", cuStreamGetCtx(sb, &c), "is_c1=%d", c == c1);
+    P("no ctx: cuStreamGetFlags(s1)", cuStreamGetFlags(sb, &f));
+    P("no ctx: cuEventRecord(rec, s1)", cuEventRecord(rec, sb));
+    P("no ctx: cuEventRecord(rec, NULL)", cuEventRecord(rec, NULL));
+    P("no ctx: cuEventQuery(rec)", cuEventQuery(rec));
+    P("no ctx: cuEventSynchronize(rec)", cuEventSynchronize(rec));
+    ELAPSED("no ctx: cuEventElapsedTime(rec, rec2)", rec, rec2);
+    P("no ctx: cuStreamWaitEvent(s1, rec)", cuStreamWaitEvent(sb, rec, 0));
+    P("no ctx: cuMemsetD8Async(s1)", cuMemsetD8Async(d1, 5, 4096, sb));
+    P("no ctx: cuLaunchKernel(s1)", spin(sb, 0));
+    P("no ctx: cuStreamSynchronize(s1) again", cuStreamSynchronize(sb));
+    cuCtxPushCurrent(c1);
+
+    /* Contexts with each scheduling flag: waits work. */
+    static const unsigned sched[] = {CU_CTX_SCHED_AUTO, CU_CTX_SCHED_SPIN, CU_CTX_SCHED_YIELD,
+                                     CU_CTX_SCHED_BLOCKING_SYNC};
+    for (unsigned i = 0; i < 4; ++i) {
+        CUcontext cs = NULL;
+        unsigned cf = 77;
+        snprintf(label, sizeof label, "cuCtxCreate(sched 0x%x)", sched[i]);
+        P(label, cuCtxCreate(&cs, NULL, sched[i], 0));
+        PV("  cuCtxGetFlags", cuCtxGetFlags(&cf), "0x%x", cf);
+        CUmodule m2 = NULL;
+        CUfunction keep = spin_fn;
+        cuModuleLoadData(&m2, kSpinPtx);
+        cuModuleGetFunction(&spin_fn, m2, "spin_ns");
+        CUstream ss = NULL;
+        CUevent es = NULL;
+        cuStreamCreate(&ss, 0);
+        cuEventCreate(&es, CU_EVENT_BLOCKING_SYNC);
+        P("  spin 50 ms", spin(ss, 50));
+        P("  cuStreamQuery", cuStreamQuery(ss));
+        P("  cuStreamSynchronize", cuStreamSynchronize(ss));
+        P("  cuStreamQuery after", cuStreamQuery(ss));
+        P("  spin 50 ms", spin(ss, 50));
+        P("  cuEventRecord(blocking-sync event)", cuEventRecord(es, ss));
+        P("  cuEventSynchronize", cuEventSynchronize(es));
+        P("  cuStreamQuery after", cuStreamQuery(ss));
+        P("  spin 50 ms", spin(NULL, 50));
+        P("  cuCtxSynchronize", cuCtxSynchronize());
+        P("  cuStreamQuery(NULL) after", cuStreamQuery(NULL));
+        P("  cuCtxDestroy", cuCtxDestroy(cs));
+        spin_fn = keep;
+    }
+
+    /* The special handles are not destroyable (the legacy stream still
+     * works afterwards). */
+    P("cuStreamDestroy(NULL)", cuStreamDestroy(NULL));
+    P("cuStreamDestroy(LEGACY)", cuStreamDestroy(CU_STREAM_LEGACY));
+    P("cuStreamDestroy(PER_THREAD)", cuStreamDestroy(CU_STREAM_PER_THREAD));
+    P("  cuMemsetD8Async(NULL) after", cuMemsetD8Async(d1, 9, 4096, NULL));
+    P("  cuStreamSynchronize(NULL) after", cuStreamSynchronize(NULL));
+    P("  cuStreamSynchronize(PER_THREAD) after", cuStreamSynchronize(CU_STREAM_PER_THREAD));
+
+    /* Destroyed handles (last: libcuda may crash on them). */
+    CUstream gone = NULL;
+    cuStreamCreate(&gone, 0);
+    P("cuStreamDestroy(gone)", cuStreamDestroy(gone));
+    P("destroyed stream: cuStreamQuery", cuStreamQuery(gone));
+    P("destroyed stream: cuStreamSynchronize", cuStreamSynchronize(gone));
+    P("destroyed stream: cuStreamGetFlags", cuStreamGetFlags(gone, &f));
+    P("destroyed stream: cuStreamGetPriority", cuStreamGetPriority(gone, &prio));
+    P("destroyed stream: cuStreamGetCtx", cuStreamGetCtx(gone, &c));
+    P("destroyed stream: cuStreamWaitEvent", cuStreamWaitEvent(gone, rec, 0));
+    P("destroyed stream: cuEventRecord", cuEventRecord(rec, gone));
+    P("destroyed stream: cuMemsetD8Async", cuMemsetD8Async(d1, 1, 4096, gone));
+    P("destroyed stream: cuMemcpyHtoDAsync", cuMemcpyHtoDAsync(d1, hbuf, sizeof hbuf, gone));
+    P("destroyed stream: cuLaunchKernel", spin(gone, 0));
+    P("destroyed stream: cuStreamDestroy again", cuStreamDestroy(gone));
+    CUevent egone = NULL;
+    cuEventCreate(&egone, 0);
+    cuEventRecord(egone, sb);
+    cuEventSynchronize(egone);
+    P("cuEventDestroy(gone)", cuEventDestroy(egone));
+    P("destroyed event: cuEventQuery", cuEventQuery(egone));
+    P("destroyed event: cuEventSynchronize", cuEventSynchronize(egone));
+    P("destroyed event: cuEventRecord", cuEventRecord(egone, sb));
+    ELAPSED("destroyed event: cuEventElapsedTime(rec, gone)", rec, egone);
+    ELAPSED("destroyed event: cuEventElapsedTime(gone, rec)", egone, rec);
+    P("destroyed event: cuStreamWaitEvent", cuStreamWaitEvent(sb, egone, 0));
+    P("destroyed event: cuEventDestroy again", cuEventDestroy(egone));
+    P("cuCtxSynchronize", cuCtxSynchronize());
+
+    cuMemFree(d1);
+    cuStreamDestroy(sb);
+    cuStreamDestroy(snb);
+    P("cuCtxDestroy(c1) with streams and events", cuCtxDestroy(c1));
+
+    /* CUDA_LAUNCH_BLOCKING=1 (read at cuInit): this probe again, in a child. */
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("CUDA_LAUNCH_BLOCKING", "1", 1);
+        execl("/proc/self/exe", "compat_probe", "streams-launch-blocking", (char*)NULL);
+        _exit(127);
+    }
+    int status = -1;
+    if (pid > 0) waitpid(pid, &status, 0);
+    printf("%-*s => exit %d\n", PROBE_WIDTH, "CUDA_LAUNCH_BLOCKING=1 child", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+/* Run with CUDA_LAUNCH_BLOCKING=1 by streams(): is work done when the call
+ * that queued it returns? */
+static void streams_launch_blocking(void) {
+    CUcontext ctx = NULL;
+    P("LB: cuCtxCreate", cuCtxCreate(&ctx, NULL, 0, 0));
+    CUmodule mod = NULL;
+    P("LB: load spin PTX", cuModuleLoadData(&mod, kSpinPtx));
+    cuModuleGetFunction(&spin_fn, mod, "spin_ns");
+    CUstream s = NULL, nb = NULL;
+    cuStreamCreate(&s, 0);
+    cuStreamCreate(&nb, CU_STREAM_NON_BLOCKING);
+    const CUstream streams_[] = {NULL, s, nb};
+    for (int i = 0; i < 3; ++i) {
+        char label[96];
+        double t0 = seconds();
+        snprintf(label, sizeof label, "LB: spin 100 ms in %s stream", i == 2 ? "non-blocking" : sname(streams_[i]));
+        CUresult r = CUDA_SUCCESS;
+        PV(label, (r = spin(streams_[i], 100)), "call_waited=%d", seconds() - t0 >= 0.09);
+        P("LB:   cuStreamQuery right after", cuStreamQuery(streams_[i]));
+        CUevent e = NULL;
+        cuEventCreate(&e, 0);
+        t0 = seconds();
+        spin(streams_[i], 100);
+        PV("LB:   spin, cuEventRecord", cuEventRecord(e, streams_[i]), "spin_call_waited=%d", seconds() - t0 >= 0.09);
+        P("LB:   cuEventQuery right after", cuEventQuery(e));
+        cuEventDestroy(e);
+    }
+    const size_t n = 256u << 20;
+    void *src = NULL, *out = NULL;
+    CUdeviceptr dptr = 0;
+    cuMemAllocHost(&src, n);
+    cuMemAllocHost(&out, n);
+    cuMemAlloc(&dptr, n);
+    memset(src, 0x5B, n);
+    memset(out, 0, n);
+    P("LB: cuMemcpyHtoDAsync 256 MiB pinned", cuMemcpyHtoDAsync(dptr, src, n, s));
+    P("LB:   cuStreamQuery right after", cuStreamQuery(s));
+    PV("LB: cuMemcpyDtoHAsync 256 MiB pinned", cuMemcpyDtoHAsync(out, dptr, n, s), "landed=%d",
+       ((unsigned char*)out)[n - 1] == 0x5B && ((unsigned char*)out)[0] == 0x5B);
+    PV("LB: cuMemsetD32Async pinned", cuMemsetD32Async((CUdeviceptr)(uintptr_t)out, 0x01020304u, n / 4, s),
+       "landed=%d", ((unsigned char*)out)[n - 1] == 0x01);
+    P("LB: cuCtxDestroy", cuCtxDestroy(ctx));
+}
+
 /* One section per run (a crash inside the library under test cannot spoil
- * the others): init, devices, contexts, memory. */
+ * the others): init, devices, contexts, memory, streams (which runs
+ * streams-launch-blocking in a child with CUDA_LAUNCH_BLOCKING=1). */
 int main(int argc, char** argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     signal(SIGSEGV, on_crash);
@@ -424,6 +926,8 @@ int main(int argc, char** argv) {
     if (strcmp(section, "devices") == 0) devices();
     else if (strcmp(section, "contexts") == 0) contexts();
     else if (strcmp(section, "memory") == 0) memory();
+    else if (strcmp(section, "streams") == 0) streams();
+    else if (strcmp(section, "streams-launch-blocking") == 0) streams_launch_blocking();
     else return 2;
     return 0;
 }

@@ -419,7 +419,26 @@ void runAndWait(TestChannel& ch, Push p) {
     }
 }
 
-TestChannel makeChannel(uint32_t engineClass, uint32_t subch) {
+// A channel group (TSG) with its context share.
+struct TestGroup {
+    uint32_t group = 0;
+    uint32_t ctxshare = 0;
+};
+
+TestGroup makeGroup(uint32_t engineType = nv::NV2080_ENGINE_TYPE_GRAPHICS) {
+    TestGroup g;
+    nv::NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS gp{};
+    gp.engineType = engineType;
+    assert_int_equal(rmAlloc(S.device, nv::KEPLER_CHANNEL_GROUP_A, &gp, &g.group), nv::NV_OK);
+    nv::NV_CTXSHARE_ALLOCATION_PARAMETERS cs{};
+    cs.hVASpace = S.vaspace;
+    cs.flags = nv::NV_CTXSHARE_ALLOCATION_FLAGS_SUBCONTEXT_ASYNC;
+    assert_int_equal(rmAlloc(g.group, nv::FERMI_CONTEXT_SHARE_A, &cs, &g.ctxshare), nv::NV_OK);
+    return g;
+}
+
+// A channel in 'g' (the shared group by default) with its engine bound.
+TestChannel makeChannel(uint32_t engineClass, uint32_t subch, TestGroup g = TestGroup{S.group, S.ctxshare}) {
     TestChannel ch;
     ch.area = allocVideo(kHuge, true);
     std::memset(ch.area.cpu, 0, TestChannel::kPush);
@@ -429,10 +448,10 @@ TestChannel makeChannel(uint32_t engineClass, uint32_t subch) {
     cp.hObjectBuffer = ch.area.handle;
     cp.gpFifoOffset = ch.area.va;
     cp.gpFifoEntries = ch.entries;
-    cp.hContextShare = S.ctxshare;
+    cp.hContextShare = g.ctxshare;
     cp.hUserdMemory[0] = ch.area.handle;
     cp.userdOffset[0] = TestChannel::kUserd;
-    assert_int_equal(rmAlloc(S.group, nv::HOPPER_CHANNEL_GPFIFO_A, &cp, &ch.handle), nv::NV_OK);
+    assert_int_equal(rmAlloc(g.group, nv::HOPPER_CHANNEL_GPFIFO_A, &cp, &ch.handle), nv::NV_OK);
     assert_int_equal(rmAlloc(ch.handle, engineClass, nullptr, &ch.engine), nv::NV_OK);
     nv::NVC36F_CTRL_CMD_GPFIFO_GET_WORK_SUBMIT_TOKEN_PARAMS tok{};
     tok.workSubmitToken = ~0u;
@@ -448,7 +467,7 @@ TestChannel makeChannel(uint32_t engineClass, uint32_t subch) {
     assert_int_equal(uvmCall(S.uvm, nv::UVM_REGISTER_CHANNEL, rc), nv::NV_OK);
     nv::NVA06C_CTRL_GPFIFO_SCHEDULE_PARAMS sched{};
     sched.bEnable = 1;
-    assert_int_equal(rmControl(S.group, nv::NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, sched), nv::NV_OK);
+    assert_int_equal(rmControl(g.group, nv::NVA06C_CTRL_CMD_GPFIFO_SCHEDULE, sched), nv::NV_OK);
     Push bind;
     bind.inc(subch, nv::NVC86F_SET_OBJECT, {engineClass});
     runAndWait(ch, bind);
@@ -1099,7 +1118,9 @@ void test_uvm_rules(void**) {
 }
 
 void test_fault_unmapped(void**) {
-    TestChannel ch = makeChannel(nv::HOPPER_DMA_COPY_A, kSubchCopy);
+    // A group of its own: a fault stops every channel of the faulting TSG.
+    const TestGroup g = makeGroup();
+    TestChannel ch = makeChannel(nv::HOPPER_DMA_COPY_A, kSubchCopy, g);
     const uint64_t faults = kdrv::sim::counters().faults;
     const uint64_t bad = 0x7f0000000000ull;  // nothing mapped there
     Push p;
@@ -1138,10 +1159,12 @@ void test_fault_unmapped(void**) {
         if (ci.hChannel == ch.handle) assert_int_equal(ci.gpGet, gpGet);
     // Freeing the channel (and its children) works on a faulted channel.
     assert_int_equal(rmFree(ch.handle), nv::NV_OK);
+    assert_int_equal(rmFree(g.group), nv::NV_OK);
 }
 
 void test_fault_injection_and_bad_pushbuffer(void**) {
-    TestChannel ch = makeChannel(nv::HOPPER_DMA_COPY_A, kSubchCopy);
+    const TestGroup g = makeGroup();
+    TestChannel ch = makeChannel(nv::HOPPER_DMA_COPY_A, kSubchCopy, g);
     assert_true(kdrv::sim::injectFault(S.client, ch.handle, kdrv::sim::InjectedFault::NextCopy));
     assert_false(kdrv::sim::injectFault(S.client, 0xcafe0bad, kdrv::sim::InjectedFault::NextCopy));
     Push p;
@@ -1154,7 +1177,8 @@ void test_fault_injection_and_bad_pushbuffer(void**) {
     assert_int_equal(rmFree(ch.handle), nv::NV_OK);
 
     // A GPFIFO entry pointing at unmapped push-buffer memory.
-    TestChannel c2 = makeChannel(nv::HOPPER_DMA_COPY_A, kSubchCopy);
+    const TestGroup g2 = makeGroup();
+    TestChannel c2 = makeChannel(nv::HOPPER_DMA_COPY_A, kSubchCopy, g2);
     auto* ring = reinterpret_cast<volatile uint64_t*>(c2.area.cpu);
     const uint64_t badPb = 0xf100000000ull;  // below 1 TiB (40-bit GPFIFO addresses), unmapped
     ring[c2.put % c2.entries] = nv::NVC86F_GP_ENTRY0_GET.value64(badPb >> 2) |
@@ -1169,6 +1193,8 @@ void test_fault_injection_and_bad_pushbuffer(void**) {
     for (const auto& ci : kdrv::sim::channels())
         if (ci.hChannel == c2.handle) assert_int_equal(ci.faultAddress, badPb);
     assert_int_equal(rmFree(c2.handle), nv::NV_OK);
+    assert_int_equal(rmFree(g.group), nv::NV_OK);
+    assert_int_equal(rmFree(g2.group), nv::NV_OK);
 }
 
 void test_idle_cpu_and_latency(void**) {
@@ -1288,8 +1314,9 @@ void test_compute_dependent_inline_and_fault(void**) {
     assert_int_equal(l.size(), 3);
     assert_int_equal(l[2].grid[0], 7);
 
-    // An injected fault on the next launch stops that channel only.
-    TestChannel ch = makeChannel(HOPPER_COMPUTE_A, kSubchCompute);
+    // An injected fault on the next launch stops that channel's TSG only.
+    const TestGroup g = makeGroup();
+    TestChannel ch = makeChannel(HOPPER_COMPUTE_A, kSubchCompute, g);
     assert_true(kdrv::sim::injectFault(S.client, ch.handle, kdrv::sim::InjectedFault::NextLaunch));
     submit(ch, p);
     const nv::NvNotification& n = errorNotification(ch);
@@ -1299,6 +1326,103 @@ void test_compute_dependent_inline_and_fault(void**) {
     assert_int_equal(n.info16, NV2080_ENGINE_TYPE_GRAPHICS);
     assert_int_equal(kdrv::sim::launches().size(), 3);
     assert_int_equal(rmFree(ch.handle), nv::NV_OK);
+    assert_int_equal(rmFree(g.group), nv::NV_OK);
+}
+
+// Waits (bounded) for a channel's error notifier; returns it.
+const nv::NvNotification& awaitError(const TestChannel& ch) {
+    const nv::NvNotification& n = errorNotification(ch);
+    const uint64_t end = nowNs() + 5000000000ull;
+    while (__atomic_load_n(&n.status, __ATOMIC_ACQUIRE) == 0 && nowNs() < end) usleep(10);
+    return n;
+}
+
+void test_fault_stops_tsg(void**) {
+    using namespace nv;
+    // Two TSGs: a fault in one stops all its channels (RM's RC recovery
+    // tears down the whole channel group), the other goes on.
+    const TestGroup bad = makeGroup(), good = makeGroup();
+    TestChannel compute = makeChannel(HOPPER_COMPUTE_A, kSubchCompute, bad);
+    TestChannel copy = makeChannel(HOPPER_DMA_COPY_A, kSubchCopy, bad);
+    TestChannel other = makeChannel(HOPPER_DMA_COPY_A, kSubchCopy, good);
+    Buffer q = allocHost(4096);
+    buildQmd(q.cpu, 1, S.sem.va + 1200, 0x5151);
+    *sem32(1200) = 0;
+    *sem64(1208) = 0;
+    kdrv::sim::clearLaunches();
+    const uint64_t faults = kdrv::sim::counters().faults;
+
+    // __trap(): an SM exception, ROBUST_CHANNEL_GR_EXCEPTION on the graphics engine.
+    assert_true(kdrv::sim::injectFault(S.client, compute.handle, kdrv::sim::InjectedFault::NextLaunchTrap));
+    Push launch;
+    launch.inc(kSubchCompute, NVCBC0_SEND_PCAS_A, {uint32_t(q.va >> 8)})
+        .inc(kSubchCompute, NVCBC0_SEND_SIGNALING_PCAS2_B,
+             {NVCBC0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION.value(NVCBC0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_SCHEDULE)})
+        .semRelease(S.sem.va + 1208, 7, true, false);
+    submit(compute, launch);
+    const NvNotification& n = awaitError(compute);
+    assert_int_equal(n.status, 0xffff);
+    assert_int_equal(n.info32, ROBUST_CHANNEL_GR_EXCEPTION);
+    assert_int_equal(n.info16, NV2080_ENGINE_TYPE_GRAPHICS);
+    // The TSG's copy channel got the same notification without doing anything.
+    const NvNotification& nc = awaitError(copy);
+    assert_int_equal(nc.status, 0xffff);
+    assert_int_equal(nc.info32, ROBUST_CHANNEL_GR_EXCEPTION);
+    assert_int_equal(nc.info16, NV2080_ENGINE_TYPE_GRAPHICS);
+    assert_int_equal(kdrv::sim::counters().faults, faults + 2);
+    // Neither the QMD's release nor the release after it happened.
+    assert_true(kdrv::sim::waitIdle(2000));
+    assert_int_equal(*sem32(1200), 0);
+    assert_int_equal(*sem64(1208), 0);
+    assert_int_equal(kdrv::sim::launches().size(), 0);
+    // Work submitted to the stopped copy channel is dropped; the other TSG runs.
+    *sem64(1216) = 0;
+    Push more;
+    more.semRelease(S.sem.va + 1216, 1, true, false);
+    submit(copy, more);
+    runAndWait(other, Push{});
+    assert_true(kdrv::sim::waitIdle(2000));
+    assert_int_equal(*sem64(1216), 0);
+    assert_int_equal(errorNotification(other).status, 0);
+    for (const auto& ci : kdrv::sim::channels()) {
+        if (ci.hChannel == compute.handle || ci.hChannel == copy.handle) {
+            assert_true(ci.faulted);
+            assert_int_equal(ci.errorCode, ROBUST_CHANNEL_GR_EXCEPTION);
+        } else if (ci.hChannel == other.handle) {
+            assert_false(ci.faulted);
+        }
+    }
+
+    // A process-wide injection hits the next copy of whichever channel, once.
+    kdrv::sim::injectFaultAnyChannel(kdrv::sim::InjectedFault::NextCopy);
+    Push c;
+    c.copy(S.sem.va + 2048, S.sem.va + 3072, 16).semRelease(S.sem.va + 1224, 9, true, false);
+    *sem64(1224) = 0;
+    submit(other, c);
+    const NvNotification& no = awaitError(other);
+    assert_int_equal(no.info32, ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT);
+    assert_int_equal(no.info16, NV2080_ENGINE_TYPE_COPY0);  // the sim names a graphics TSG's copies COPY0
+    assert_int_equal(*sem64(1224), 0);
+    const TestGroup g2 = makeGroup();
+    TestChannel fresh = makeChannel(HOPPER_DMA_COPY_A, kSubchCopy, g2);
+    Push ok;
+    ok.copy(S.sem.va + 2048, S.sem.va + 3072, 16);
+    runAndWait(fresh, ok);  // disarmed after one use
+    assert_int_equal(errorNotification(fresh).status, 0);
+
+    // Launch injection on any channel: an MMU fault on the graphics engine.
+    kdrv::sim::injectFaultAnyChannel(kdrv::sim::InjectedFault::NextLaunch);
+    const TestGroup g3 = makeGroup();
+    TestChannel compute2 = makeChannel(HOPPER_COMPUTE_A, kSubchCompute, g3);
+    submit(compute2, launch);
+    const NvNotification& n3 = awaitError(compute2);
+    assert_int_equal(n3.info32, ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT);
+    assert_int_equal(n3.info16, NV2080_ENGINE_TYPE_GRAPHICS);
+    kdrv::sim::clearInjectedFaults();
+
+    for (uint32_t h : {compute.handle, copy.handle, other.handle, fresh.handle, compute2.handle})
+        assert_int_equal(rmFree(h), nv::NV_OK);
+    for (uint32_t h : {bad.group, good.group, g2.group, g3.group}) assert_int_equal(rmFree(h), nv::NV_OK);
 }
 
 void test_dma_mapping_events_debugger(void**) {
@@ -1346,7 +1470,8 @@ void test_dma_mapping_events_debugger(void**) {
     assert_int_equal(u.status, nv::NV_ERR_OBJECT_NOT_FOUND);
     // Freeing the memory removes its RM mappings: the channel now faults there.
     assert_int_equal(rmFree(vid), nv::NV_OK);
-    TestChannel ch = makeChannel(nv::HOPPER_DMA_COPY_A, kSubchCopy);
+    const TestGroup g = makeGroup();
+    TestChannel ch = makeChannel(nv::HOPPER_DMA_COPY_A, kSubchCopy, g);
     Push bad;
     bad.copy(host.va, va, 4);
     submit(ch, bad);
@@ -1355,6 +1480,7 @@ void test_dma_mapping_events_debugger(void**) {
     while (__atomic_load_n(&n.status, __ATOMIC_ACQUIRE) == 0 && nowNs() < end) usleep(10);
     assert_int_equal(n.info32, nv::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT);
     assert_int_equal(rmFree(ch.handle), nv::NV_OK);
+    assert_int_equal(rmFree(g.group), nv::NV_OK);
 
     // OS events: registered per (client, fd); an event object on the channel;
     // NON_STALL_INTERRUPT signals it.
@@ -1435,6 +1561,7 @@ int main() {
         cmocka_unit_test(test_uvm_rules),
         cmocka_unit_test(test_fault_unmapped),
         cmocka_unit_test(test_fault_injection_and_bad_pushbuffer),
+        cmocka_unit_test(test_fault_stops_tsg),
         cmocka_unit_test(test_idle_cpu_and_latency),
         cmocka_unit_test(test_client_teardown),
         cmocka_unit_test(test_compute_dependent_inline_and_fault),

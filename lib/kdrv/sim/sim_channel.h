@@ -89,8 +89,10 @@ struct Channel {
     bool faulted = false;
     uint32_t errorCode = 0;
     uint64_t faultAddress = 0;
-    bool injectCopyFault = false;
-    bool injectLaunchFault = false;
+    // Injected faults (sim_control.h): the RC error the channel's next copy /
+    // next launch stops it with, 0 for none.
+    uint32_t injectCopyError = 0;
+    uint32_t injectLaunchError = 0;
 
     bool hasEngineClass(uint32_t cls) const {
         for (uint32_t c : engineClasses)

@@ -36,9 +36,9 @@ uint32_t hostReductionOp(uint32_t qmdOp) {
 
 void launch(GpuEngine& gpu, Channel& ch, uint64_t qmdVa, int depth) {
     if (ch.faulted) return;
-    if (ch.injectLaunchFault) {
-        ch.injectLaunchFault = false;
-        gpu.fault(ch, nv::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT, qmdVa, kGr);
+    if (const uint32_t injected = gpu.takeInjectedLaunchError(ch)) {
+        // The grid stops before it completes: no releases, no dependent QMDs.
+        gpu.fault(ch, injected, injected == nv::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT ? qmdVa : 0, kGr);
         return;
     }
     LaunchRecord rec;

@@ -5,7 +5,10 @@
 #include <thread>
 
 #include "defs/host_c86f.h"
+#include "defs/rm_classes.h"
+#include "kdrv/kdrv.h"
 #include "kdrv/sim/sim_state.h"
+#include "nvlite/nvlite.h"
 
 namespace nvl::kdrv::sim {
 
@@ -47,17 +50,68 @@ std::vector<ChannelInfo> channels() {
     return out;
 }
 
+namespace {
+
+uint32_t rcErrorOf(InjectedFault fault) {
+    return fault == InjectedFault::NextLaunchTrap ? nv::ROBUST_CHANNEL_GR_EXCEPTION
+                                                  : nv::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT;
+}
+
+}  // namespace
+
 bool injectFault(uint32_t hClient, uint32_t hChannel, InjectedFault fault) {
     Sim& s = Sim::get();
     std::lock_guard<std::mutex> g(s.lock());
     Channel* ch = s.gpu().findChannel(hClient, hChannel);
     if (!ch) return false;
     if (fault == InjectedFault::NextCopy)
-        ch->injectCopyFault = true;
+        ch->injectCopyError = rcErrorOf(fault);
     else
-        ch->injectLaunchFault = true;
+        ch->injectLaunchError = rcErrorOf(fault);
     return true;
 }
+
+void injectFaultAnyChannel(InjectedFault fault) {
+    Sim& s = Sim::get();
+    std::lock_guard<std::mutex> g(s.lock());
+    if (fault == InjectedFault::NextCopy)
+        s.gpu().injectAnyCopyError(rcErrorOf(fault));
+    else
+        s.gpu().injectAnyLaunchError(rcErrorOf(fault));
+}
+
+void clearInjectedFaults() {
+    Sim& s = Sim::get();
+    std::lock_guard<std::mutex> g(s.lock());
+    s.gpu().injectAnyCopyError(0);
+    s.gpu().injectAnyLaunchError(0);
+    for (const auto& ch : s.gpu().channels()) {
+        ch->injectCopyError = 0;
+        ch->injectLaunchError = 0;
+    }
+}
+
+}  // namespace nvl::kdrv::sim
+
+// The exported C form of injectFaultAnyChannel (include/nvlite/nvlite.h).
+extern "C" __attribute__((visibility("default"))) CUresult nvliteSimInjectFault(nvliteSimFault fault) {
+    using nvl::kdrv::sim::InjectedFault;
+    if (&nvl::kdrv::get() != &nvl::kdrv::simKdrv()) return CUDA_ERROR_NOT_SUPPORTED;
+    switch (fault) {
+    case NVLITE_SIM_FAULT_COPY_MMU:
+        nvl::kdrv::sim::injectFaultAnyChannel(InjectedFault::NextCopy);
+        return CUDA_SUCCESS;
+    case NVLITE_SIM_FAULT_LAUNCH_MMU:
+        nvl::kdrv::sim::injectFaultAnyChannel(InjectedFault::NextLaunch);
+        return CUDA_SUCCESS;
+    case NVLITE_SIM_FAULT_LAUNCH_TRAP:
+        nvl::kdrv::sim::injectFaultAnyChannel(InjectedFault::NextLaunchTrap);
+        return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+namespace nvl::kdrv::sim {
 
 bool waitIdle(int timeoutMs) {
     Sim& s = Sim::get();

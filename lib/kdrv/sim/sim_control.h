@@ -56,9 +56,16 @@ struct ChannelInfo {
     uint64_t faultAddress = 0;  // GPU VA that faulted (MMU faults)
 };
 
+// A fault the simulated GPU produces on request, as the real one would for a
+// bad address or a trap: the channel's TSG stops, its error notifiers get the
+// RC error, and the faulting work never releases its semaphores.
 enum class InjectedFault {
-    NextCopy,    // the channel's next copy-engine LAUNCH_DMA faults as if its source were unmapped
-    NextLaunch,  // the channel's next compute launch faults as if its QMD were unmapped
+    NextCopy,        // the next copy-engine transfer (LAUNCH_DMA) touches an unmapped
+                     // address: ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT, copy engine
+    NextLaunch,      // the next kernel launch writes to an unmapped (or freed) address:
+                     // ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT, graphics engine
+    NextLaunchTrap,  // the next kernel launch executes __trap() (an SM exception):
+                     // ROBUST_CHANNEL_GR_EXCEPTION, graphics engine
 };
 
 // Snapshot of the recorded launches (oldest first) and clearing it.
@@ -70,6 +77,13 @@ std::vector<ChannelInfo> channels();
 
 // Arms a one-shot fault on a channel. False if the channel does not exist.
 bool injectFault(uint32_t hClient, uint32_t hChannel, InjectedFault fault);
+// Arms a one-shot fault for the next copy (NextCopy) or launch (NextLaunch*)
+// on whichever channel comes first (for tests that see only the public API;
+// the library exports it as nvliteSimInjectFault, include/nvlite/nvlite.h).
+// A channel's own armed fault goes first.
+void injectFaultAnyChannel(InjectedFault fault);
+// Disarms every injected fault not taken yet.
+void clearInjectedFaults();
 
 // Waits until no channel has work it can make progress on (all caught up,
 // faulted, or waiting on an acquire that nothing else will satisfy).

@@ -145,9 +145,9 @@ void launchDma(GpuEngine& gpu, Channel& ch, uint32_t launch) {
                              m.get(nv::NVC8B5_OFFSET_IN_LOWER);
         const uint64_t dst = (nv::NVC8B5_OFFSET_OUT_UPPER_UPPER.get(m.get(nv::NVC8B5_OFFSET_OUT_UPPER)) << 32) |
                              m.get(nv::NVC8B5_OFFSET_OUT_LOWER);
-        if (ch.injectCopyFault) {
-            ch.injectCopyFault = false;
-            gpu.fault(ch, nv::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT, src, engine);
+        if (const uint32_t injected = gpu.takeInjectedCopyError(ch)) {
+            // As if the source were unmapped: nothing is written, no release.
+            gpu.fault(ch, injected, injected == nv::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT ? src : 0, engine);
             return;
         }
         // Block-linear layouts and physical addressing are not simulated: a

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstring>
+#include <utility>
 
 #include "defs/compute_cbc0.h"
 #include "defs/copy_c8b5.h"
@@ -26,6 +27,8 @@ constexpr uint32_t kMaxSleepUs = 200;
 constexpr size_t kGpGetOffset = offsetof(nv::Nvc86fControl, GPGet);
 constexpr size_t kGpPutOffset = offsetof(nv::Nvc86fControl, GPPut);
 constexpr size_t kReferenceOffset = offsetof(nv::Nvc86fControl, Reference);
+// The NvNotification::status krcErrorSetNotifier writes for an RC error.
+constexpr uint16_t kNotifierStatusError = 0xffff;
 
 uint64_t clockNs(clockid_t id) {
     timespec ts{};
@@ -95,6 +98,8 @@ void GpuEngine::clearAll() {
     counters_ = Counters{};
     launches_.clear();
     launchSequence_ = 0;
+    anyCopyError_ = 0;
+    anyLaunchError_ = 0;
 }
 
 std::thread GpuEngine::takeRetired() {
@@ -595,6 +600,17 @@ bool GpuEngine::reduce(Channel& ch, uint64_t va, uint64_t payload, bool payload6
 
 void GpuEngine::fault(Channel& ch, uint32_t errorCode, uint64_t faultVa, uint32_t engineType) {
     if (ch.faulted) return;
+    stop(ch, errorCode, faultVa, engineType);
+    // RC recovery tears down the channel's TSG: the engine context is the
+    // group's, so every channel of the group stops and is told the same error
+    // (krcErrorSetNotifier with RC_NOTIFIER_SCOPE_TSG). Other TSGs go on.
+    if (ch.hGroup == 0) return;
+    for (auto& other : channels_)
+        if (other.get() != &ch && other->hClient == ch.hClient && other->hGroup == ch.hGroup && !other->faulted)
+            stop(*other, errorCode, 0, engineType);
+}
+
+void GpuEngine::stop(Channel& ch, uint32_t errorCode, uint64_t faultVa, uint32_t engineType) {
     ch.faulted = true;
     ch.errorCode = errorCode;
     ch.faultAddress = faultVa;
@@ -614,7 +630,17 @@ void GpuEngine::fault(Channel& ch, uint32_t errorCode, uint64_t faultVa, uint32_
     n.info16 = static_cast<uint16_t>(engineType);
     const uint64_t base = uint64_t{nv::NV_CHANNELGPFIFO_NOTIFICATION_TYPE_ERROR} * sizeof(nv::NvNotification);
     ch.errorNotifier->write(base, &n, offsetof(nv::NvNotification, status));
-    ch.errorNotifier->store16(base + offsetof(nv::NvNotification, status), 0xffff);  // release
+    ch.errorNotifier->store16(base + offsetof(nv::NvNotification, status), kNotifierStatusError);  // release
+}
+
+uint32_t GpuEngine::takeInjectedCopyError(Channel& ch) {
+    uint32_t& armed = ch.injectCopyError ? ch.injectCopyError : anyCopyError_;
+    return std::exchange(armed, 0);
+}
+
+uint32_t GpuEngine::takeInjectedLaunchError(Channel& ch) {
+    uint32_t& armed = ch.injectLaunchError ? ch.injectLaunchError : anyLaunchError_;
+    return std::exchange(armed, 0);
 }
 
 void GpuEngine::nonStallInterrupt(Channel& ch) {

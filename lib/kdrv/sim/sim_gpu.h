@@ -61,8 +61,17 @@ public:
     uint64_t nextLaunchSequence() { return ++launchSequence_; }
     // GPU time in ns (PTIMER): wall-clock based, strictly increasing.
     uint64_t now();
-    // Stops the channel with an RC error: writes its error notifier.
+    // Stops the channel with an RC error, as RM's recovery does: the whole
+    // TSG (every channel of the channel's group) stops, and each channel's
+    // error notifier gets the error code and the faulting engine.
     void fault(Channel& ch, uint32_t errorCode, uint64_t faultVa, uint32_t engineType);
+    // Injected faults (sim_control.h): the RC error the channel's next copy /
+    // next launch must stop with (its own, else a process-wide one), or 0.
+    // Taking it disarms it.
+    uint32_t takeInjectedCopyError(Channel& ch);
+    uint32_t takeInjectedLaunchError(Channel& ch);
+    void injectAnyCopyError(uint32_t errorCode) { anyCopyError_ = errorCode; }
+    void injectAnyLaunchError(uint32_t errorCode) { anyLaunchError_ = errorCode; }
     void nonStallInterrupt(Channel& ch);
     // Semaphore helpers shared by host, copy engine and compute (false: faulted).
     bool release(Channel& ch, uint64_t va, uint64_t payload, bool payload64, bool timestamp, uint32_t engineType);
@@ -87,6 +96,7 @@ private:
     void method(Channel& ch, uint32_t subch, uint32_t addr, uint32_t data);
     void hostMethod(Channel& ch, uint32_t addr, uint32_t data);
     void semExecute(Channel& ch, uint32_t data);
+    void stop(Channel& ch, uint32_t errorCode, uint64_t faultVa, uint32_t engineType);
 
     std::mutex& lock_;
     GpuVaSpace& va_;
@@ -102,6 +112,8 @@ private:
     bool kicked_ = false;
     bool exiting_ = false;
 
+    uint32_t anyCopyError_ = 0;    // armed for the next copy on any channel
+    uint32_t anyLaunchError_ = 0;  // armed for the next launch on any channel
     Counters counters_;
     std::vector<LaunchRecord> launches_;
     uint64_t launchSequence_ = 0;

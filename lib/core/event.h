@@ -1,0 +1,57 @@
+// A CUDA event: a point in a stream's work, with the GPU's time there.
+//
+// Recording submits, in the stream, a release of a 16-byte timestamp slot
+// (payload and GPU time in ns) after the stream's earlier work; the event's
+// point is that submission on its channel's timeline. Completion is a load of
+// that channel's timeline, the elapsed time a difference of two GPU times.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+#include "common/status.h"
+#include "core/context.h"
+#include "core/stream.h"
+
+namespace nvl::core {
+
+class Event {
+public:
+    static Result<Event*> create(Context& ctx, unsigned flags);
+    // cuEventDestroy: the GPU may still be about to write the slot, so the
+    // slot goes back to the pool only once the recorded work is done.
+    static void destroy(Event* e);
+
+    Context& context() const { return ctx_; }
+    unsigned flags() const { return flags_; }
+    bool timed() const { return !(flags_ & CU_EVENT_DISABLE_TIMING); }
+
+    Status record(Stream& stream);
+    // OK when done (or never recorded), CUDA_ERROR_NOT_READY, or a fault.
+    Status query() const;
+    Status synchronize() const;
+    // The recorded point (none when never recorded).
+    Point point() const {
+        std::lock_guard lock(mutex_);
+        return point_;
+    }
+    // cuEventElapsedTime: milliseconds from 'start' to 'end'.
+    static Result<float> elapsedMs(const Event& start, const Event& end);
+
+    // The context is going away: forget its resources without touching them.
+    void detach() { slot_ = {}; }
+
+private:
+    Event(Context& ctx, unsigned flags) : ctx_(ctx), flags_(flags) {}
+    ~Event() = default;
+    friend class Context;
+
+    Context& ctx_;
+    const unsigned flags_;
+    Context::TimestampSlot slot_;
+    mutable std::mutex mutex_;
+    Point point_;
+    uint64_t sequence_ = 0;  // payload of the newest record
+};
+
+}  // namespace nvl::core

@@ -1,0 +1,68 @@
+#include "core/stream.h"
+
+#include "core/context.h"
+
+namespace nvl::core {
+
+void Dependencies::add(Point p) {
+    if (!p.channel) return;
+    for (size_t i = 0; i < count_; ++i) {
+        if (points_[i].channel == p.channel) {
+            if (p.value > points_[i].value) points_[i].value = p.value;
+            return;
+        }
+    }
+    if (count_ < kMax) points_[count_++] = p;
+}
+
+void Dependencies::prune(const hw::Channel& ch) {
+    size_t kept = 0;
+    for (size_t i = 0; i < count_; ++i)
+        if (points_[i].channel != &ch && !points_[i].done()) points_[kept++] = points_[i];
+    count_ = kept;
+}
+
+void Stream::collect(Dependencies& deps, const Point* extra) const {
+    deps.add(last());
+    if (kind_ == Kind::Legacy) ctx_.addBlockingStreamPoints(deps);
+    else if (kind_ == Kind::Blocking) deps.add(ctx_.nullStream().last());
+    if (extra) deps.add(*extra);
+}
+
+bool Stream::quiet() const {
+    Dependencies deps;
+    collect(deps, nullptr);
+    for (const Point& p : deps)
+        if (!p.done()) return false;
+    return true;
+}
+
+// The legacy stream's work includes, as in libcuda, what the blocking streams
+// submitted before it was asked: its query and synchronisation cover them.
+Status Stream::query() const {
+    Dependencies deps;
+    deps.add(last());
+    if (kind_ == Kind::Legacy) ctx_.addBlockingStreamPoints(deps);
+    for (const Point& p : deps) {
+        if (p.done()) continue;
+        NVL_TRY(p.channel->scopeError());
+        return CUDA_ERROR_NOT_READY;
+    }
+    return kOk;
+}
+
+Status Stream::synchronize() const {
+    Dependencies deps;
+    deps.add(last());
+    if (kind_ == Kind::Legacy) ctx_.addBlockingStreamPoints(deps);
+    for (const Point& p : deps) NVL_TRY(p.channel->wait(p.value));
+    return kOk;
+}
+
+Status Stream::waitFor(Point p) {
+    if (p.done()) return kOk;
+    hw::Channel& ch = lastChannelOr(computeChannel());
+    return submit(ch, 0, [](hw::PushWriter&) {}, &p).status();
+}
+
+}  // namespace nvl::core
