@@ -1,5 +1,8 @@
 // cuStream* and cuEvent*.
+#include <algorithm>
+#include <array>
 #include <cstdint>
+#include <mutex>
 
 #include "api/api_internal.h"
 #include "api/entry.h"
@@ -30,10 +33,34 @@ constexpr int kGreatestPriority = -5;
 
 Result<Stream*> streamFor(CUstream h) { return api::resolveStream(h); }
 
+// Handles of recently destroyed events: libcuda answers them with
+// CUDA_ERROR_CONTEXT_IS_DESTROYED, other unknown handles with
+// CUDA_ERROR_INVALID_HANDLE (a bounded memory of the last ones).
+class DestroyedEvents {
+public:
+    void add(const void* h) {
+        std::lock_guard lock(mutex_);
+        ring_[next_++ % ring_.size()] = h;
+    }
+    bool contains(const void* h) const {
+        std::lock_guard lock(mutex_);
+        return std::find(ring_.begin(), ring_.end(), h) != ring_.end();
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::array<const void*, 256> ring_{};
+    size_t next_ = 0;
+};
+DestroyedEvents& destroyedEvents() {
+    static auto* d = new DestroyedEvents();
+    return *d;
+}
+
 Result<Event*> eventFor(CUevent h) {
     NVL_TRY(core::Runtime::get().checkInit());
     Event* e = h ? core::HandleRegistry<Event>::get().find(h) : nullptr;
-    if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    if (!e) return h && destroyedEvents().contains(h) ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_ERROR_INVALID_HANDLE;
     if (!e->context().active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     if (CUresult sticky = e->context().stickyError(); sticky != CUDA_SUCCESS) return sticky;
     return e;
@@ -59,14 +86,18 @@ Status createStream(CUstream* ph, unsigned flags, int priority) {
     return kOk;
 }
 
-Status streamQuery(CUstream h) {
+// 'perThread': a NULL handle means the calling thread's default stream (the
+// _ptsz entry points).
+Status streamQuery(CUstream h, bool perThread = false) {
     NVL_ASSIGN_OR_RETURN(Stream * st, streamFor(h));
-    return noted(st->context(), st->query());
+    const bool own = h == CU_STREAM_PER_THREAD || (perThread && h == nullptr);
+    return noted(st->context(), st->query(!own));
 }
 
-Status streamSynchronize(CUstream h) {
+Status streamSynchronize(CUstream h, bool perThread = false) {
     NVL_ASSIGN_OR_RETURN(Stream * st, streamFor(h));
-    return noted(st->context(), st->synchronize());
+    const bool own = h == CU_STREAM_PER_THREAD || (perThread && h == nullptr);
+    return noted(st->context(), st->synchronize(!own));
 }
 
 Status streamWaitEvent(CUstream h, CUevent ev, unsigned flags) {
@@ -152,14 +183,14 @@ NVL_EXPORT CUresult cuStreamQuery(CUstream hStream) {
     return entry("cuStreamQuery", [&] { return streamQuery(hStream); }, "%p", PTR(hStream));
 }
 NVL_EXPORT CUresult cuStreamQuery_ptsz(CUstream hStream) {
-    return entry("cuStreamQuery_ptsz", [&] { return streamQuery(hStream); }, "%p", PTR(hStream));
+    return entry("cuStreamQuery_ptsz", [&] { return streamQuery(hStream, true); }, "%p", PTR(hStream));
 }
 
 NVL_EXPORT CUresult cuStreamSynchronize(CUstream hStream) {
     return entry("cuStreamSynchronize", [&] { return streamSynchronize(hStream); }, "%p", PTR(hStream));
 }
 NVL_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream hStream) {
-    return entry("cuStreamSynchronize_ptsz", [&] { return streamSynchronize(hStream); }, "%p", PTR(hStream));
+    return entry("cuStreamSynchronize_ptsz", [&] { return streamSynchronize(hStream, true); }, "%p", PTR(hStream));
 }
 
 NVL_EXPORT CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
@@ -248,8 +279,11 @@ NVL_EXPORT CUresult cuEventDestroy_v2(CUevent hEvent) {
     return entry("cuEventDestroy_v2", [&]() -> Status {
         NVL_TRY(core::Runtime::get().checkInit());
         Event* e = hEvent ? core::HandleRegistry<Event>::get().find(hEvent) : nullptr;
-        if (!e) return CUDA_ERROR_INVALID_HANDLE;
+        if (!e)
+            return hEvent && destroyedEvents().contains(hEvent) ? CUDA_ERROR_CONTEXT_IS_DESTROYED
+                                                                : CUDA_ERROR_INVALID_HANDLE;
         Event::destroy(e);
+        destroyedEvents().add(hEvent);
         return kOk;
     }, "%p", PTR(hEvent));
 }

@@ -39,10 +39,10 @@ bool Stream::quiet() const {
 
 // The legacy stream's work includes, as in libcuda, what the blocking streams
 // submitted before it was asked: its query and synchronisation cover them.
-Status Stream::query() const {
+Status Stream::query(bool withImplicit) const {
     Dependencies deps;
     deps.add(last());
-    if (kind_ == Kind::Legacy) ctx_.addBlockingStreamPoints(deps);
+    if (kind_ == Kind::Legacy && withImplicit) ctx_.addBlockingStreamPoints(deps);
     for (const Point& p : deps) {
         if (p.done()) continue;
         NVL_TRY(p.channel->scopeError());
@@ -51,10 +51,10 @@ Status Stream::query() const {
     return kOk;
 }
 
-Status Stream::synchronize() const {
+Status Stream::synchronize(bool withImplicit) const {
     Dependencies deps;
     deps.add(last());
-    if (kind_ == Kind::Legacy) ctx_.addBlockingStreamPoints(deps);
+    if (kind_ == Kind::Legacy && withImplicit) ctx_.addBlockingStreamPoints(deps);
     for (const Point& p : deps) NVL_TRY(p.channel->wait(p.value));
     return kOk;
 }

@@ -113,8 +113,12 @@ public:
     bool quiet() const;
     // cuStreamQuery: OK when idle, CUDA_ERROR_NOT_READY while work runs, or
     // the fault of the channel the work is on.
-    Status query() const;
-    Status synchronize() const;
+    // 'withImplicit': the legacy stream's query and synchronisation also
+    // cover the blocking streams' work (libcuda's NULL stream); the
+    // per-thread default stream, which nvlite serves with the legacy stream,
+    // covers only its own.
+    Status query(bool withImplicit = true) const;
+    Status synchronize(bool withImplicit = true) const;
     // Makes the stream's later work wait for 'p' (cuStreamWaitEvent).
     Status waitFor(Point p);
     // Forgets the channels (before they are destroyed).

@@ -531,21 +531,21 @@ static void test_destroy(void **state) {
     assert_cu_ok(cuStreamSynchronize(b));
     assert_bytes_named(src, out, n, "a read behind a wait for an event destroyed before it was reached");
 
-    /* A destroyed event is an error, not a crash (checked by compat probe
-     * 'streams'). */
+    /* A destroyed event is an error, not a crash: libcuda 580 answers
+     * CUDA_ERROR_CONTEXT_IS_DESTROYED (compat probe 'streams'). */
     CUevent gone = event_new(0), ok = event_new(0);
     assert_cu_ok(cuEventRecord(ok, a));
     assert_cu_ok(cuEventRecord(gone, a));
     assert_cu_ok(cuEventSynchronize(gone));
     assert_cu_ok(cuEventDestroy(gone));
     float ms = 0;
-    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuEventQuery(gone));
-    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuEventSynchronize(gone));
-    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuEventRecord(gone, a));
-    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuEventElapsedTime(&ms, ok, gone));
-    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuEventElapsedTime(&ms, gone, ok));
-    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuStreamWaitEvent(b, gone, 0));
-    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuEventDestroy(gone));
+    assert_cu(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuEventQuery(gone));
+    assert_cu(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuEventSynchronize(gone));
+    assert_cu(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuEventRecord(gone, a));
+    assert_cu(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuEventElapsedTime(&ms, ok, gone));
+    assert_cu(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuEventElapsedTime(&ms, gone, ok));
+    assert_cu(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuStreamWaitEvent(b, gone, 0));
+    assert_cu(CUDA_ERROR_CONTEXT_IS_DESTROYED, cuEventDestroy(gone));
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuEventDestroy(NULL));
 
     /* The old name libcuda still exports, and _v2. */
