@@ -27,6 +27,7 @@ extern "C" {
 #endif
 
 typedef enum nvliteSimFault_enum {
+    NVLITE_SIM_FAULT_NONE = 0,        /* disarm what was injected and has not struck yet */
     NVLITE_SIM_FAULT_COPY_MMU = 1,    /* next copy touches an unmapped address (MMU fault, Xid 31) */
     NVLITE_SIM_FAULT_LAUNCH_MMU = 2,  /* next kernel writes to an unmapped or freed address (MMU fault, Xid 31) */
     NVLITE_SIM_FAULT_LAUNCH_TRAP = 3  /* next kernel executes __trap() (SM exception, Xid 13) */

@@ -153,16 +153,10 @@ NVL_EXPORT CUresult cuCtxGetFlags(unsigned int* flags) {
     }, "%p", static_cast<void*>(flags));
 }
 
-namespace nvl::api {
-void noteContextFault(CUresult r) {
-    if (Context* c = core::current::top()) c->markFailed(r);
-}
-}  // namespace nvl::api
-
 NVL_EXPORT CUresult cuCtxSynchronize(void) {
     return entry("cuCtxSynchronize", [&]() -> Status {
         NVL_ASSIGN_OR_RETURN(Context * c, core::requireCurrent());
-        return c->synchronize();
+        return c->noted(c->synchronize());
     }, "");
 }
 

@@ -34,29 +34,29 @@ Result<core::Stream*> resolveStream(CUstream s) {
 Status memcpyHtoD(CUdeviceptr dst, const void* src, size_t n, CUstream s, Sync sync) {
     NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(s));
     if (!src && n) return CUDA_ERROR_INVALID_VALUE;
-    return core::copyHostToDevice(*st, dst, src, n, sync);
+    return st->context().noted(core::copyHostToDevice(*st, dst, src, n, sync));
 }
 
 Status memcpyDtoH(void* dst, CUdeviceptr src, size_t n, CUstream s, Sync sync) {
     NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(s));
     if (!dst && n) return CUDA_ERROR_INVALID_VALUE;
-    return core::copyDeviceToHost(*st, dst, src, n, sync);
+    return st->context().noted(core::copyDeviceToHost(*st, dst, src, n, sync));
 }
 
 Status memcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, Sync sync) {
     NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(s));
-    return core::copyDeviceToDevice(*st, dst, src, n, sync);
+    return st->context().noted(core::copyDeviceToDevice(*st, dst, src, n, sync));
 }
 
 Status memcpyAny(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, Sync sync) {
     NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(s));
     if ((!dst || !src) && n) return CUDA_ERROR_INVALID_VALUE;
-    return core::copyUnified(*st, dst, src, n, sync);
+    return st->context().noted(core::copyUnified(*st, dst, src, n, sync));
 }
 
 Status memset(CUdeviceptr dst, uint32_t value, uint32_t elementSize, size_t n, CUstream s, Sync sync) {
     NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(s));
-    return core::fill(*st, dst, value, elementSize, n, sync);
+    return st->context().noted(core::fill(*st, dst, value, elementSize, n, sync));
 }
 
 }  // namespace nvl::api

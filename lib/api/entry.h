@@ -17,13 +17,6 @@ namespace nvl::api {
 
 const char* errorName(CUresult r);
 
-// Faults on the GPU that leave a context unusable (libcuda's sticky errors).
-inline bool isContextFault(CUresult r) {
-    return r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_TIMEOUT || r == CUDA_ERROR_ECC_UNCORRECTABLE ||
-           (r >= CUDA_ERROR_HARDWARE_STACK_ERROR && r <= CUDA_ERROR_LAUNCH_FAILED);
-}
-// Marks the calling thread's current context failed with 'r'.
-void noteContextFault(CUresult r);
 
 // Runs one API call: returns its CUresult, maps escaping exceptions to
 // CUresults, and with NVLITE_TRACE=1 prints the call, its arguments, its
@@ -39,7 +32,6 @@ CUresult entry(const char* name, Body&& body, const char* fmt, Args... args) noe
         } catch (...) {
             r = CUDA_ERROR_UNKNOWN;
         }
-        if (isContextFault(r)) noteContextFault(r);
         return r;
     };
     if (!trace::api()) return run();

@@ -56,7 +56,7 @@ NVL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
         if (!a || a->base != dptr || a->kind != MemoryKind::Device) return CUDA_ERROR_INVALID_VALUE;
         Context* owner = a->context;
         // Work still in flight may use it: the memory is reused at once.
-        NVL_TRY(owner->synchronize());
+        NVL_TRY(owner->noted(owner->synchronize()));
         if (!AddressMap::get().remove(dptr)) return CUDA_ERROR_INVALID_VALUE;
         owner->heap().free(dptr);
         return kOk;
@@ -98,7 +98,7 @@ NVL_EXPORT CUresult cuMemFreeHost(void* p) {
         auto a = AddressMap::get().find(addr(p));
         if (!a || a->base != addr(p) || a->kind != MemoryKind::HostAllocated) return CUDA_ERROR_INVALID_VALUE;
         Context* owner = a->context;
-        NVL_TRY(owner->synchronize());
+        NVL_TRY(owner->noted(owner->synchronize()));
         if (!AddressMap::get().remove(addr(p))) return CUDA_ERROR_INVALID_VALUE;
         owner->host().free(p);
         return kOk;
@@ -149,7 +149,7 @@ NVL_EXPORT CUresult cuMemHostUnregister(void* p) {
         if (!a || a->kind != MemoryKind::HostRegistered) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
         if (a->base != addr(p)) return CUDA_ERROR_INVALID_VALUE;  // inside a registration, not its start
         Context* owner = a->context;
-        NVL_TRY(owner->synchronize());
+        NVL_TRY(owner->noted(owner->synchronize()));
         if (!AddressMap::get().remove(addr(p))) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
         owner->host().unregisterRange(p);
         return kOk;

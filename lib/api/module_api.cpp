@@ -42,7 +42,7 @@ Status launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
     NVL_ASSIGN_OR_RETURN(Function * fn, liveFunction(f));
     if (&fn->module().context() != &st->context()) return CUDA_ERROR_INVALID_HANDLE;
     core::LaunchRequest r{{gx, gy, gz}, {bx, by, bz}, shared, kernelParams, extra};
-    return core::launchKernel(*st, *fn, r);
+    return st->context().noted(core::launchKernel(*st, *fn, r));
 }
 
 }  // namespace

@@ -67,10 +67,7 @@ Result<Event*> eventFor(CUevent h) {
 }
 
 // A fault found while working on an object's context marks that context.
-Status noted(Context& ctx, Status s) {
-    if (api::isContextFault(s.code())) ctx.markFailed(s.code());
-    return s;
-}
+Status noted(Context& ctx, Status s) { return ctx.noted(s); }
 
 Status createStream(CUstream* ph, unsigned flags, int priority) {
     NVL_TRY(core::Runtime::get().checkInit());
@@ -106,6 +103,10 @@ Status streamWaitEvent(CUstream h, CUevent ev, unsigned flags) {
     if (flags & ~static_cast<unsigned>(CU_EVENT_WAIT_EXTERNAL)) return CUDA_ERROR_INVALID_VALUE;
     // External waits belong to stream capture, which nvlite does not do (libcuda: illegal state).
     if (flags & CU_EVENT_WAIT_EXTERNAL) return CUDA_ERROR_ILLEGAL_STATE;
+    // An event of another context: its semaphore is not the stream's
+    // context's to acquire (that context may fault or go away, or sit on
+    // another GPU), so the host waits for it instead.
+    if (&e->context() != &st->context()) return noted(e->context(), e->synchronize());
     return noted(st->context(), st->waitFor(e->point()));
 }
 

@@ -81,18 +81,23 @@ void Context::deactivate() {
             delete e;
         }
         events_.clear();
+        retired_.clear();
     }
     AddressMap::get().removeContext(this);
+    // Channels first: after a fault the waits above return at once, and a
+    // copy engine RM did not stop may still use the memory freed below.
+    nullStream_.reset();
+    staging_->forgetChannels();
+    channels_.reset();
     staging_.reset();
     host_.reset();
     heap_.reset();
-    nullStream_.reset();
     {
         std::lock_guard tsLock(timestampMutex_);
         freeTimestamps_.clear();
+        pendingTimestamps_.clear();
         timestampPages_.clear();
     }
-    channels_.reset();
     std::lock_guard localLock(localMutex_);
     localMemory_.clear();
     localBytesPerThread_ = 0;
@@ -150,6 +155,7 @@ Result<Stream*> Context::createStream(unsigned flags, int priority) {
         // No more channels (the GPU or RM refuses): share the legacy stream's.
         if (trace::api()) trace::print("stream lane %zu unavailable (error %d); using lane 0", index, lane.status().code());
         index = 0;
+        std::lock_guard lock(localMutex_);
         lane = channels_->lane(0);
     }
     st->setLane(index, *lane);
@@ -167,6 +173,11 @@ void Context::destroyStream(Stream* s) {
     {
         std::lock_guard lock(streamsMutex_);
         streams_.erase(s);
+        // Its work still runs, and the legacy stream still follows it.
+        if (s->kind() == Stream::Kind::Blocking && !s->idle()) {
+            retired_.pruneDone();
+            retired_.add(s->last());
+        }
     }
     delete s;
 }
@@ -175,6 +186,8 @@ void Context::addBlockingStreamPoints(Dependencies& deps) {
     std::lock_guard lock(streamsMutex_);
     for (Stream* st : streams_)
         if (st->kind() == Stream::Kind::Blocking) deps.add(st->last());
+    retired_.pruneDone();
+    for (const Point& p : retired_) deps.add(p);
 }
 
 void Context::addEvent(Event* e) {
@@ -189,6 +202,11 @@ void Context::removeEvent(Event* e) {
 
 Result<Context::TimestampSlot> Context::allocTimestamp() {
     std::lock_guard lock(timestampMutex_);
+    std::erase_if(pendingTimestamps_, [&](const std::pair<TimestampSlot, Point>& p) {
+        if (!p.second.done()) return false;
+        freeTimestamps_.push_back(p.first);
+        return true;
+    });
     if (freeTimestamps_.empty()) {
         constexpr size_t kPage = 4096, kSlot = 16;
         NVL_ASSIGN_OR_RETURN(auto page, device_.gpu().allocHost(kPage));
@@ -203,9 +221,11 @@ Result<Context::TimestampSlot> Context::allocTimestamp() {
     return slot;
 }
 
-void Context::freeTimestamp(TimestampSlot slot) {
+void Context::freeTimestamp(TimestampSlot slot, Point pending) {
     std::lock_guard lock(timestampMutex_);
-    if (!timestampPages_.empty()) freeTimestamps_.push_back(slot);
+    if (timestampPages_.empty()) return;
+    if (pending.done()) freeTimestamps_.push_back(slot);
+    else pendingTimestamps_.emplace_back(slot, pending);
 }
 
 hw::ComputeState Context::computeState() const {
@@ -227,13 +247,14 @@ Status Context::ensureLocalMemory(uint32_t bytesPerThread) {
         hw::localMemorySize(want, gi.maxWarpsPerSm, gi.smPerTpc, gi.maxTpcPerGpc, gi.gpcCount);
     NVL_ASSIGN_OR_RETURN(auto mem, device_.gpu().allocVideo(size.totalBytes, hw::VideoMemoryOptions{}));
     const uint64_t va = mem->va();
+    // Kept from here on: lanes switched to it before a failure below use it.
+    localMemory_.push_back(std::move(mem));
     for (size_t i = 0; i < channels_->laneCount(); ++i) {
         NVL_TRY(channels_->lane(i)
                     .compute->submit(hw::kLocalMemoryDwords,
                                      [&](hw::PushWriter& w) { hw::setLocalMemory(w, va, size.bytesPerTpc); })
                     .status());
     }
-    localMemory_.push_back(std::move(mem));
     localVa_ = va;
     localBytesPerTpc_ = size.bytesPerTpc;
     localBytesPerThread_.store(want, std::memory_order_release);

@@ -77,7 +77,8 @@ public:
         const volatile uint64_t* cpu = nullptr;
     };
     Result<TimestampSlot> allocTimestamp();
-    void freeTimestamp(TimestampSlot slot);
+    // Back to the pool once 'pending' (the GPU's last write to it) is done.
+    void freeTimestamp(TimestampSlot slot, Point pending);
 
     // Waits for everything submitted in this context.
     Status synchronize();
@@ -88,6 +89,17 @@ public:
     void markFailed(CUresult code) {
         CUresult none = CUDA_SUCCESS;
         sticky_.compare_exchange_strong(none, code, std::memory_order_acq_rel);
+    }
+    // Faults that leave a context unusable (libcuda's sticky errors).
+    static bool isFault(CUresult r) {
+        return r == CUDA_ERROR_ILLEGAL_ADDRESS || r == CUDA_ERROR_LAUNCH_TIMEOUT || r == CUDA_ERROR_ECC_UNCORRECTABLE ||
+               (r >= CUDA_ERROR_HARDWARE_STACK_ERROR && r <= CUDA_ERROR_LAUNCH_FAILED);
+    }
+    // 's', after marking this context failed when 's' is such a fault (work
+    // on this context's channels found it).
+    Status noted(Status s) {
+        if (isFault(s.code())) markFailed(s.code());
+        return s;
     }
 
     // Launch support: what constant bank 0 and the QMD need from the context,
@@ -129,11 +141,15 @@ private:
 
     std::mutex streamsMutex_;
     std::unordered_set<Stream*> streams_;
+    // The unfinished work of destroyed blocking streams: the legacy stream
+    // still follows it.
+    Dependencies retired_;
     std::unordered_set<Event*> events_;
 
     std::mutex timestampMutex_;
     std::vector<std::unique_ptr<hw::GpuMemory>> timestampPages_;
     std::vector<TimestampSlot> freeTimestamps_;
+    std::vector<std::pair<TimestampSlot, Point>> pendingTimestamps_;  // freed, the GPU may still write them
 
     std::mutex localMutex_;
     std::atomic<uint32_t> localBytesPerThread_{0};

@@ -22,8 +22,8 @@ Result<Event*> Event::create(Context& ctx, unsigned flags) {
 void Event::destroy(Event* e) {
     HandleRegistry<Event>::get().remove(e);
     e->ctx_.removeEvent(e);
-    // A slot the GPU may still write stays out of the pool (until the context goes).
-    if (e->slot_.cpu && e->point().done()) e->ctx_.freeTimestamp(e->slot_);
+    // A slot the GPU may still write goes back to the pool once it is written.
+    if (e->slot_.cpu) e->ctx_.freeTimestamp(e->slot_, e->point());
     delete e;
 }
 
@@ -32,10 +32,16 @@ Status Event::record(Stream& stream) {
     hw::Channel& ch = stream.lastChannelOr(stream.computeChannel());
     const uint64_t seq = sequence_ + 1;
     const uint64_t va = slot_.va;
-    NVL_ASSIGN_OR_RETURN(uint64_t value, stream.submit(ch, slot_.cpu ? hw::Channel::kTimestampDwords : 0,
-                                                       [&](hw::PushWriter& w) {
-                                                           if (va) ch.writeTimestamp(w, va, seq);
-                                                       }));
+    // A record still pending on another channel writes the same slot: this
+    // one's write must come after it (and so must its completion).
+    const Point previous = point_;
+    const bool afterPrevious = va && previous.channel && previous.channel != &ch && !previous.done();
+    NVL_ASSIGN_OR_RETURN(uint64_t value, stream.submit(
+                                             ch, slot_.cpu ? hw::Channel::kTimestampDwords : 0,
+                                             [&](hw::PushWriter& w) {
+                                                 if (va) ch.writeTimestamp(w, va, seq);
+                                             },
+                                             afterPrevious ? &previous : nullptr));
     sequence_ = seq;
     point_ = {&ch, value};
     return kOk;

@@ -120,7 +120,7 @@ Status Module::unload() {
     // No new launch of its kernels from here on; those already submitted
     // may still be running.
     loaded_.store(false, std::memory_order_release);
-    Status s = ctx_.synchronize();
+    Status s = ctx_.noted(ctx_.synchronize());
     for (auto& [name, g] : globals_) AddressMap::get().remove(g.address);
     ctx_.heap().free(base_);
     return s;

@@ -17,6 +17,11 @@ Staging::~Staging() {
         if (b.channel) (void)b.channel->wait(b.lastUse);
 }
 
+void Staging::forgetChannels() {
+    std::lock_guard lock(mutex_);
+    for (Buffer& b : buffers_) b.channel = nullptr;
+}
+
 Result<Staging::Buffer*> Staging::acquire() {
     Buffer& b = buffers_[next_];
     next_ = (next_ + 1) % kBuffers;

@@ -31,6 +31,10 @@ public:
     // Returns once the data is in 'dst'.
     Status fromDevice(Stream& stream, hw::Channel& channel, void* dst, uint64_t src, uint64_t bytes);
 
+    // The channels are going away (the context waited for them, or they
+    // faulted): the buffers must not wait for them any more.
+    void forgetChannels();
+
     static constexpr size_t kBuffers = 4;
     static constexpr uint64_t kBufferSize = 8ull << 20;
 

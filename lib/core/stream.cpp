@@ -22,6 +22,13 @@ void Dependencies::prune(const hw::Channel& ch) {
     count_ = kept;
 }
 
+void Dependencies::pruneDone() {
+    size_t kept = 0;
+    for (size_t i = 0; i < count_; ++i)
+        if (!points_[i].done()) points_[kept++] = points_[i];
+    count_ = kept;
+}
+
 void Stream::collect(Dependencies& deps, const Point* extra) const {
     deps.add(last());
     if (kind_ == Kind::Legacy) ctx_.addBlockingStreamPoints(deps);

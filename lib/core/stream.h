@@ -38,6 +38,9 @@ public:
     void add(Point p);
     // Drops the points already reached and those on 'ch' (its own order covers them).
     void prune(const hw::Channel& ch);
+    // Drops the points already reached.
+    void pruneDone();
+    void clear() { count_ = 0; }
     size_t size() const { return count_; }
     const Point* begin() const { return points_; }
     const Point* end() const { return points_ + count_; }

@@ -275,7 +275,15 @@ bool FaultScope::add(const Channel* ch) {
     return true;
 }
 
+void FaultScope::remember(const Status& s) const {
+    std::lock_guard lock(firstMutex_);
+    if (hasFirst_.load(std::memory_order_relaxed)) return;
+    first_ = s;
+    hasFirst_.store(true, std::memory_order_release);
+}
+
 void FaultScope::remove(const Channel* ch) {
+    if (Status s = ch->error(); !s.ok()) remember(s);
     std::lock_guard lock(joinMutex_);
     const size_t used = used_.load(std::memory_order_relaxed);
     for (size_t i = 0; i < used; ++i)
@@ -283,10 +291,15 @@ void FaultScope::remove(const Channel* ch) {
 }
 
 Status FaultScope::error() const {
+    if (hasFirst_.load(std::memory_order_acquire)) return first_;
     const size_t used = used_.load(std::memory_order_acquire);
     for (size_t i = 0; i < used; ++i) {
         const Channel* ch = members_[i].load(std::memory_order_acquire);
-        if (ch) NVL_TRY(ch->error());
+        if (!ch) continue;
+        if (Status s = ch->error(); !s.ok()) {
+            remember(s);
+            return first_;
+        }
     }
     return kOk;
 }

@@ -39,7 +39,9 @@ public:
     FaultScope() = default;
     FaultScope(const FaultScope&) = delete;
     FaultScope& operator=(const FaultScope&) = delete;
-    // The first faulted member's error, else OK.
+    // The first fault any member (present or gone) reported, else OK. A
+    // fault is remembered: the channels that wait for a faulted one must keep
+    // giving up after it is destroyed.
     Status error() const;
 
 private:
@@ -47,7 +49,12 @@ private:
     bool add(const Channel* ch);
     void remove(const Channel* ch);
 
-    std::mutex joinMutex_;  // serialises add and remove; error() takes no lock
+    void remember(const Status& s) const;
+
+    std::mutex joinMutex_;  // serialises add and remove; error() takes no lock while all is well
+    mutable std::mutex firstMutex_;
+    mutable Status first_;                      // written once, before hasFirst_
+    mutable std::atomic<bool> hasFirst_{false};
     std::array<std::atomic<const Channel*>, kMaxChannels> members_{};
     std::atomic<size_t> used_{0};  // slots in use or freed
 };

@@ -60,7 +60,10 @@ Status channelErrorStatus(uint32_t rcError) {
         // ROBUST_CHANNEL_GR_EXCEPTION (SM exceptions: __trap(), illegal
         // instructions), resets, preemptive removal after another channel's
         // error, PBDMA, class and copy-engine errors: libcuda's "unspecified
-        // launch failure".
+        // launch failure". Known limit: libcuda tells some SM exceptions
+        // apart (misaligned address 716, illegal instruction 715, an
+        // out-of-range address 700) from the SM's error state, which RM's
+        // notifier does not carry; nvlite reports them all as 719.
         code = CUDA_ERROR_LAUNCH_FAILED;
         break;
     }

@@ -136,11 +136,18 @@ Result<std::unique_ptr<ContextChannels>> ContextChannels::create(Gpu& gpu, WaitM
 }
 
 Result<ContextChannels::Lane> ContextChannels::addLane() {
+    // A faulted TSG takes no new channel (RM would not tell it of the fault).
+    NVL_TRY(faultScope_.error());
     Lane lane;
     NVL_ASSIGN_OR_RETURN(lane.compute, graphics_->addScheduledChannel(EngineKind::Compute, mode_));
     lane.compute->setOrderedByAcquire(launchesRelease_);
     ChannelGroup& copies = copyGroup_ ? *copyGroup_ : *graphics_;
-    NVL_ASSIGN_OR_RETURN(lane.copy, copies.addScheduledChannel(EngineKind::Copy, mode_));
+    auto copy = copies.addScheduledChannel(EngineKind::Copy, mode_);
+    if (!copy) {
+        graphics_->removeNewest();  // the lane's compute channel, unused
+        return copy.status();
+    }
+    lane.copy = *copy;
     lane.compute->joinFaultScope(faultScope_);
     lane.copy->joinFaultScope(faultScope_);
     lanes_.push_back(lane);

@@ -24,6 +24,8 @@ public:
     Status schedule();
     // After schedule(): one more channel, running and bound when this returns.
     Result<Channel*> addScheduledChannel(EngineKind kind, WaitMode mode);
+    // Destroys the newest channel (one that could not be used).
+    void removeNewest() { channels_.pop_back(); }
 
     Gpu& gpu() const { return gpu_; }
     uint32_t engineType() const { return engineType_; }

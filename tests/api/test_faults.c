@@ -77,6 +77,8 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
+    /* A test that failed before its fault struck leaves nothing armed. */
+    if (ts_on_simulator()) (void)nvliteSimInjectFault(NVLITE_SIM_FAULT_NONE);
     int rc = ts_ctx_teardown(state);
     alarm(0);
     return rc;
@@ -366,8 +368,18 @@ static void test_injection_hook(void **state) {
         assert_cu(CUDA_ERROR_NOT_SUPPORTED, nvliteSimInjectFault(NVLITE_SIM_FAULT_LAUNCH_MMU));
         return;
     }
-    assert_cu(CUDA_ERROR_INVALID_VALUE, nvliteSimInjectFault((nvliteSimFault)0));
     assert_cu(CUDA_ERROR_INVALID_VALUE, nvliteSimInjectFault((nvliteSimFault)99));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, nvliteSimInjectFault((nvliteSimFault)-1));
+    /* Disarming: an armed launch fault does not strike after NONE. */
+    assert_cu_ok(nvliteSimInjectFault(NVLITE_SIM_FAULT_LAUNCH_MMU));
+    assert_cu_ok(nvliteSimInjectFault(NVLITE_SIM_FAULT_NONE));
+    kernels k = load_kernels();
+    CUdeviceptr scratch = 0;
+    assert_cu_ok(cuMemAlloc(&scratch, 1 << 20));
+    assert_cu_ok(launch_store(&k, scratch, scratch, 64));
+    assert_cu_ok(cuCtxSynchronize());
+    assert_cu_ok(cuModuleUnload(k.module));
+    assert_cu_ok(cuMemFree(scratch));
 }
 
 int main(void) {

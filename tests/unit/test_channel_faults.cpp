@@ -284,15 +284,16 @@ void test_fault_scope(void**) {
     hw::FaultScope other;
     assert_false(c->compute->joinFaultScope(other));
     assert_cu_ok(other.error().code());
-    // A scope whose members are gone has nothing to report.
+    // A scope remembers a fault after the faulted members are gone: the
+    // channels that waited for them must still give up.
     assert_true(sim::injectFault(E.gpu->rm().handle(), c->asyncCopy->handle(), sim::InjectedFault::NextCopy));
     auto buf = hostMemory(4096);
     const uint64_t v = submitCopy(*c->asyncCopy, buf->va(), buf->va() + 2048, 64);
     expectFault(*c->asyncCopy, v, CUDA_ERROR_ILLEGAL_ADDRESS, nv::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT);
     assert_cu(CUDA_ERROR_ILLEGAL_ADDRESS, c->scope.error().code());
     c->copies.reset();
-    assert_cu_ok(c->scope.error().code());
-    assert_cu_ok(c->compute->wait(c->compute->lastSubmitted()).code());
+    assert_cu(CUDA_ERROR_ILLEGAL_ADDRESS, c->scope.error().code());
+    assert_cu(CUDA_ERROR_ILLEGAL_ADDRESS, c->compute->scopeError().code());
 }
 
 }  // namespace

@@ -98,6 +98,9 @@ extern "C" __attribute__((visibility("default"))) CUresult nvliteSimInjectFault(
     using nvl::kdrv::sim::InjectedFault;
     if (&nvl::kdrv::get() != &nvl::kdrv::simKdrv()) return CUDA_ERROR_NOT_SUPPORTED;
     switch (fault) {
+    case NVLITE_SIM_FAULT_NONE:
+        nvl::kdrv::sim::clearInjectedFaults();
+        return CUDA_SUCCESS;
     case NVLITE_SIM_FAULT_COPY_MMU:
         nvl::kdrv::sim::injectFaultAnyChannel(InjectedFault::NextCopy);
         return CUDA_SUCCESS;
