@@ -31,8 +31,6 @@ namespace {
 constexpr int kLeastPriority = 0;
 constexpr int kGreatestPriority = -5;
 
-Result<Stream*> streamFor(CUstream h) { return api::resolveStream(h); }
-
 // Handles of recently destroyed events: libcuda answers them with
 // CUDA_ERROR_CONTEXT_IS_DESTROYED, other unknown handles with
 // CUDA_ERROR_INVALID_HANDLE (a bounded memory of the last ones).
@@ -66,9 +64,6 @@ Result<Event*> eventFor(CUevent h) {
     return e;
 }
 
-// A fault found while working on an object's context marks that context.
-Status noted(Context& ctx, Status s) { return ctx.noted(s); }
-
 Status createStream(CUstream* ph, unsigned flags, int priority) {
     NVL_TRY(core::Runtime::get().checkInit());
     // Arguments before the context, as libcuda.
@@ -86,19 +81,19 @@ Status createStream(CUstream* ph, unsigned flags, int priority) {
 // 'perThread': a NULL handle means the calling thread's default stream (the
 // _ptsz entry points).
 Status streamQuery(CUstream h, bool perThread = false) {
-    NVL_ASSIGN_OR_RETURN(Stream * st, streamFor(h));
+    NVL_ASSIGN_OR_RETURN(Stream * st, api::resolveStream(h));
     const bool own = h == CU_STREAM_PER_THREAD || (perThread && h == nullptr);
-    return noted(st->context(), st->query(!own));
+    return st->context().noted(st->query(!own));
 }
 
 Status streamSynchronize(CUstream h, bool perThread = false) {
-    NVL_ASSIGN_OR_RETURN(Stream * st, streamFor(h));
+    NVL_ASSIGN_OR_RETURN(Stream * st, api::resolveStream(h));
     const bool own = h == CU_STREAM_PER_THREAD || (perThread && h == nullptr);
-    return noted(st->context(), st->synchronize(!own));
+    return st->context().noted(st->synchronize(!own));
 }
 
 Status streamWaitEvent(CUstream h, CUevent ev, unsigned flags) {
-    NVL_ASSIGN_OR_RETURN(Stream * st, streamFor(h));
+    NVL_ASSIGN_OR_RETURN(Stream * st, api::resolveStream(h));
     NVL_ASSIGN_OR_RETURN(Event * e, eventFor(ev));
     if (flags & ~static_cast<unsigned>(CU_EVENT_WAIT_EXTERNAL)) return CUDA_ERROR_INVALID_VALUE;
     // External waits belong to stream capture, which nvlite does not do (libcuda: illegal state).
@@ -106,26 +101,26 @@ Status streamWaitEvent(CUstream h, CUevent ev, unsigned flags) {
     // An event of another context: its semaphore is not the stream's
     // context's to acquire (that context may fault or go away, or sit on
     // another GPU), so the host waits for it instead.
-    if (&e->context() != &st->context()) return noted(e->context(), e->synchronize());
-    return noted(st->context(), st->waitFor(e->point()));
+    if (&e->context() != &st->context()) return e->context().noted(e->synchronize());
+    return st->context().noted(st->waitFor(e->point()));
 }
 
 Status streamGetPriority(CUstream h, int* priority) {
-    NVL_ASSIGN_OR_RETURN(Stream * st, streamFor(h));
+    NVL_ASSIGN_OR_RETURN(Stream * st, api::resolveStream(h));
     if (!priority) return CUDA_ERROR_INVALID_VALUE;
     *priority = st->priority();
     return kOk;
 }
 
 Status streamGetFlags(CUstream h, unsigned* flags) {
-    NVL_ASSIGN_OR_RETURN(Stream * st, streamFor(h));
+    NVL_ASSIGN_OR_RETURN(Stream * st, api::resolveStream(h));
     if (!flags) return CUDA_ERROR_INVALID_VALUE;
     *flags = st->flags();
     return kOk;
 }
 
 Status streamGetCtx(CUstream h, CUcontext* pctx) {
-    NVL_ASSIGN_OR_RETURN(Stream * st, streamFor(h));
+    NVL_ASSIGN_OR_RETURN(Stream * st, api::resolveStream(h));
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     *pctx = st->context().handle();
     return kOk;
@@ -137,10 +132,9 @@ Status eventRecord(CUevent ev, CUstream h, unsigned flags) {
     if (flags & CU_EVENT_RECORD_EXTERNAL) return CUDA_ERROR_ILLEGAL_STATE;  // capture only (libcuda)
     // NULL is the current context's legacy stream: an event of another
     // context does not go there.
-    NVL_ASSIGN_OR_RETURN(Stream * st, streamFor(h));
+    NVL_ASSIGN_OR_RETURN(Stream * st, api::resolveStream(h));
     if (&st->context() != &e->context()) return CUDA_ERROR_INVALID_HANDLE;
-    NVL_TRY(noted(e->context(), e->record(*st)));
-    return core::Runtime::get().launchBlocking() ? noted(e->context(), e->synchronize()) : kOk;
+    return e->context().noted(e->record(*st));
 }
 
 #define PTR(p) static_cast<const void*>(p)
@@ -265,14 +259,14 @@ NVL_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream
 NVL_EXPORT CUresult cuEventQuery(CUevent hEvent) {
     return entry("cuEventQuery", [&]() -> Status {
         NVL_ASSIGN_OR_RETURN(Event * e, eventFor(hEvent));
-        return noted(e->context(), e->query());
+        return e->context().noted(e->query());
     }, "%p", PTR(hEvent));
 }
 
 NVL_EXPORT CUresult cuEventSynchronize(CUevent hEvent) {
     return entry("cuEventSynchronize", [&]() -> Status {
         NVL_ASSIGN_OR_RETURN(Event * e, eventFor(hEvent));
-        return noted(e->context(), e->synchronize());
+        return e->context().noted(e->synchronize());
     }, "%p", PTR(hEvent));
 }
 

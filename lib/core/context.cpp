@@ -107,20 +107,18 @@ void Context::deactivate() {
 }
 
 Status Context::synchronize() {
-    // Lanes only grow while the context lives; count them under the lock.
-    size_t lanes;
+    // Lanes only grow while the context lives: take them under the lock,
+    // wait without it.
+    std::array<hw::ContextChannels::Lane, kMaxLanes> lanes;
+    size_t count;
     {
         std::lock_guard lock(localMutex_);
-        lanes = channels_->laneCount();
+        count = channels_->laneCount();
+        for (size_t i = 0; i < count; ++i) lanes[i] = channels_->lane(i);
     }
     Status first = kOk;
-    for (size_t i = 0; i < lanes; ++i) {
-        hw::ContextChannels::Lane l;
-        {
-            std::lock_guard lock(localMutex_);
-            l = channels_->lane(i);
-        }
-        for (hw::Channel* ch : {l.copy, l.compute}) {
+    for (size_t i = 0; i < count; ++i) {
+        for (hw::Channel* ch : {lanes[i].copy, lanes[i].compute}) {
             Status s = ch->wait(ch->lastSubmitted());
             if (!s.ok() && first.ok()) first = s;
         }

@@ -61,7 +61,6 @@ public:
 
     // Streams beside the legacy one: lanes 1.. of the context's channels,
     // taken in turn (created on first use). Destroyed with the context.
-    static constexpr size_t kMaxLanes = 8;
     Result<Stream*> createStream(unsigned flags, int priority);
     // Their work still runs; the stream object goes.
     void destroyStream(Stream* s);

@@ -5,7 +5,6 @@
 
 #include "core/context.h"
 #include "core/memory.h"
-#include "core/runtime.h"
 #include "core/staging.h"
 #include "hw/channel.h"
 #include "hw/copy_engine.h"
@@ -41,14 +40,12 @@ Place classify(uint64_t addr, uint64_t bytes) {
     return Place{Place::Pageable, addr};
 }
 
-bool launchBlocking() { return Runtime::get().launchBlocking(); }
-
 Status submitCopy(Stream& st, uint64_t dst, uint64_t src, uint64_t bytes, bool wait) {
     hw::Channel& ch = st.copyChannel();
     NVL_ASSIGN_OR_RETURN(uint64_t value, st.submit(ch, hw::copyDwords(bytes), [&](hw::PushWriter& w) {
         hw::copy(w, dst, src, bytes);
     }));
-    return wait || launchBlocking() ? ch.wait(value) : kOk;
+    return wait ? ch.wait(value) : kOk;
 }
 
 // Host-to-host through cuMemcpy: fully synchronous, after earlier GPU work.
@@ -79,9 +76,8 @@ Status copyPlaces(Stream& st, Place dst, Place src, uint64_t bytes, Sync sync) {
         return kOk;
     }
     if (src.kind == Place::Pageable) {
-        NVL_TRY(ctx.staging().toDevice(st, st.copyChannel(), dst.address, reinterpret_cast<const void*>(src.address),
-                                       bytes));
-        return launchBlocking() ? st.synchronize() : kOk;
+        return ctx.staging().toDevice(st, st.copyChannel(), dst.address, reinterpret_cast<const void*>(src.address),
+                                      bytes);
     }
     // A device and a pinned side: the copy engine. Blocking copies that touch
     // host memory wait for completion; device-to-device ones never do.
@@ -95,7 +91,7 @@ Status submitFill(Stream& st, uint64_t dst, uint32_t value, uint32_t elementSize
                                                   [&](hw::PushWriter& w) {
                                                       hw::fill(w, dst, value, elementSize, count);
                                                   }));
-    return wait || launchBlocking() ? ch.wait(done) : kOk;
+    return wait ? ch.wait(done) : kOk;
 }
 
 }  // namespace

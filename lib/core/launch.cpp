@@ -6,7 +6,6 @@
 #include "core/context.h"
 #include "core/device.h"
 #include "core/module.h"
-#include "core/runtime.h"
 #include "core/stream.h"
 #include "hw/compute.h"
 
@@ -102,9 +101,7 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
     const hw::LaunchGeometry g{{r.grid[0], r.grid[1], r.grid[2]}, {r.block[0], r.block[1], r.block[2]}, r.sharedMemBytes};
     hw::Channel& compute = st.computeChannel();
     const size_t lane = st.laneIndex();
-    NVL_ASSIGN_OR_RETURN(
-        uint64_t value,
-        st.submitWithData(compute, hw::Launch::kPushDwords + hw::kInvalidateCachesDwords, hw::Launch::dataBytes(d, state),
+    return st.submitWithData(compute, hw::Launch::kPushDwords + hw::kInvalidateCachesDwords, hw::Launch::dataBytes(d, state),
                           [&](hw::PushWriter& w, const hw::Channel::DataSlot& slot) {
                               // Taken here, under the channel's lock with the space
                               // reserved: the first launch on this lane to reach the GPU
@@ -115,9 +112,8 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
                               hw::Launch::push(w, out.qmdVa);
                           },
                           nullptr,
-                          state.qmd->hasRelease && compute.orderedByAcquire() ? hw::Channel::Completion::ByFill
-                                                                              : hw::Channel::Completion::Channel));
-    return Runtime::get().launchBlocking() ? compute.wait(value) : kOk;
+                          state.qmd->hasRelease ? hw::Channel::Completion::ByFill : hw::Channel::Completion::Channel)
+        .status();
 }
 
 }  // namespace nvl::core

@@ -1,6 +1,7 @@
 #include "core/stream.h"
 
 #include "core/context.h"
+#include "core/runtime.h"
 
 namespace nvl::core {
 
@@ -44,13 +45,21 @@ bool Stream::quiet() const {
     return true;
 }
 
+Status Stream::afterSubmit(hw::Channel& ch, uint64_t value) {
+    return Runtime::get().launchBlocking() ? ch.wait(value) : kOk;
+}
+
 // The legacy stream's work includes, as in libcuda, what the blocking streams
 // submitted before it was asked: its query and synchronisation cover them.
-Status Stream::query(bool withImplicit) const {
+Dependencies Stream::work(bool withImplicit) const {
     Dependencies deps;
     deps.add(last());
     if (kind_ == Kind::Legacy && withImplicit) ctx_.addBlockingStreamPoints(deps);
-    for (const Point& p : deps) {
+    return deps;
+}
+
+Status Stream::query(bool withImplicit) const {
+    for (const Point& p : work(withImplicit)) {
         if (p.done()) continue;
         NVL_TRY(p.channel->scopeError());
         return CUDA_ERROR_NOT_READY;
@@ -59,10 +68,7 @@ Status Stream::query(bool withImplicit) const {
 }
 
 Status Stream::synchronize(bool withImplicit) const {
-    Dependencies deps;
-    deps.add(last());
-    if (kind_ == Kind::Legacy && withImplicit) ctx_.addBlockingStreamPoints(deps);
-    for (const Point& p : deps) NVL_TRY(p.channel->wait(p.value));
+    for (const Point& p : work(withImplicit)) NVL_TRY(p.channel->wait(p.value));
     return kOk;
 }
 

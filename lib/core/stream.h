@@ -24,6 +24,9 @@ namespace nvl::core {
 
 class Context;
 
+// Lanes a context has at most (lane 0 is the legacy stream's).
+inline constexpr size_t kMaxLanes = 8;
+
 // A place on one channel's timeline: the work before it is done once the
 // channel reaches 'value'.
 struct Point {
@@ -46,8 +49,8 @@ public:
     const Point* end() const { return points_ + count_; }
 
 private:
-    // Two channels per lane, and lanes are few (Context::kMaxLanes).
-    static constexpr size_t kMax = 40;
+    // At most one point per channel: two channels per lane.
+    static constexpr size_t kMax = 2 * kMaxLanes;
     Point points_[kMax];
     size_t count_ = 0;
 };
@@ -96,6 +99,7 @@ public:
                                                },
                                                completion));
         setLast({&ch, value});
+        NVL_TRY(afterSubmit(ch, value));
         return value;
     }
 
@@ -132,6 +136,10 @@ public:
 
 private:
     void collect(Dependencies& deps, const Point* extra) const;
+    // CUDA_LAUNCH_BLOCKING=1: every submission returns once it is done.
+    static Status afterSubmit(hw::Channel& ch, uint64_t value);
+    // The work query() and synchronize() cover.
+    Dependencies work(bool withImplicit) const;
     void setLast(Point p) {
         std::lock_guard lock(pointMutex_);
         last_ = p;

@@ -244,9 +244,9 @@ Status Channel::wait(uint64_t value, WaitMode mode) {
 }
 
 Status Channel::scopeError() const {
-    NVL_TRY(error());
+    // A member's scope covers its own notifier too.
     const FaultScope* scope = scope_.load(std::memory_order_acquire);
-    return scope ? scope->error() : kOk;
+    return scope ? scope->error() : error();
 }
 
 bool Channel::joinFaultScope(FaultScope& scope) {

@@ -111,7 +111,6 @@ public:
     // instead of ending with a wait-for-idle, which would stall the other
     // channels of the TSG while a kernel runs.
     void setOrderedByAcquire(bool on) { orderedByAcquire_ = on; }
-    bool orderedByAcquire() const { return orderedByAcquire_; }
 
     // The timeline value the GPU has reached.
     uint64_t completed() const { return __atomic_load_n(semaphore_, __ATOMIC_ACQUIRE); }

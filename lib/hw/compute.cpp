@@ -118,7 +118,7 @@ Launch::Written Launch::write(const Channel::DataSlot& slot, const Qmd& tmpl, co
     q.set(l.localMemoryHighSize, s.localBytesPerThread);
     q.set(l.cbufAddrLower(0), (slot.va >> l.cbufAddrShift) & 0xffffffffu);
     q.set(l.cbufAddrUpper(0), slot.va >> (32 + l.cbufAddrShift));
-    if (l.hasRelease && slot.timelineVa) {
+    if (l.hasRelease) {
         // The grid itself moves the channel's timeline when it completes.
         q.set(l.releaseEnable, 1);
         q.set(l.releaseStructureSize, l.releaseStructureTwoWords);

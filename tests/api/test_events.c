@@ -36,79 +36,11 @@ typedef CUresult (*elapsed_fn)(float *, CUevent, CUevent);
 
 /* ------------------------------------------------------------------ helpers */
 
-static CUstream stream_new(unsigned flags) {
-    CUstream s = NULL;
-    assert_cu_ok(cuStreamCreate(&s, flags));
-    return s;
-}
-
-static CUevent event_new(unsigned flags) {
-    CUevent e = NULL;
-    assert_cu_ok(cuEventCreate(&e, flags));
-    assert_non_null(e);
-    return e;
-}
-
-static CUdeviceptr dev_alloc(size_t n) {
-    CUdeviceptr p = 0;
-    assert_cu_ok(cuMemAlloc(&p, n));
-    return p;
-}
-
-static unsigned char *pinned_alloc(size_t n) {
-    void *p = NULL;
-    assert_cu_ok(cuMemAllocHost(&p, n));
-    return p;
-}
-
 static float elapsed(CUevent a, CUevent b) {
     float ms = NAN;
     assert_cu_ok(cuEventElapsedTime(&ms, a, b));
     assert_false(isnan(ms));
     return ms;
-}
-
-/* Busy work: 'reps' device-to-device copies of 64 MiB (tens of ms each on the
- * simulator, ~50 us on the H200: grown until seen running). */
-typedef struct {
-    CUdeviceptr a, b;
-    size_t n;
-    unsigned reps;
-} busy_work;
-
-static busy_work busy_new(void) {
-    busy_work w = {0, 0, 64 * TS_MiB + 3, 4};
-    w.a = dev_alloc(w.n);
-    w.b = dev_alloc(w.n);
-    assert_cu_ok(cuMemsetD8(w.a, 0x11, w.n));
-    assert_cu_ok(cuMemsetD8(w.b, 0x22, w.n));
-    assert_cu_ok(cuCtxSynchronize()); /* non-blocking streams do not wait for these */
-    return w;
-}
-
-static void busy_queue(const busy_work *w, CUstream s) {
-    for (unsigned i = 0; i < w->reps; ++i)
-        assert_cu_ok(cuMemcpyDtoDAsync(i & 1 ? w->a : w->b, i & 1 ? w->b : w->a, w->n, s));
-}
-
-/* Queues busy work on 's' until cuStreamQuery(s) right after answers
- * CUDA_ERROR_NOT_READY: the work is then still running. */
-static void busy_until_not_ready(busy_work *w, CUstream s) {
-    for (int attempt = 0; attempt < 5; ++attempt) {
-        busy_queue(w, s);
-        const CUresult r = cuStreamQuery(s);
-        if (r == CUDA_ERROR_NOT_READY) return;
-        assert_cu(CUDA_SUCCESS, r);
-        assert_cu_ok(cuStreamSynchronize(s));
-        w->reps *= 4;
-    }
-    fail_msg("cuStreamQuery never answered CUDA_ERROR_NOT_READY right after %u queued copies of %zu bytes", w->reps / 4,
-             w->n);
-}
-
-static void busy_free(busy_work *w) {
-    assert_cu_ok(cuMemFree(w->a));
-    assert_cu_ok(cuMemFree(w->b));
 }
 
 static const unsigned kFlags[] = {CU_EVENT_DEFAULT, CU_EVENT_BLOCKING_SYNC, CU_EVENT_DISABLE_TIMING,
@@ -123,10 +55,10 @@ static const unsigned kFlags[] = {CU_EVENT_DEFAULT, CU_EVENT_BLOCKING_SYNC, CU_E
 static void test_create_each_flag(void **state) {
     (void)state;
     const size_t n = 5 * TS_MiB + 3;
-    busy_work w = busy_new();
-    CUstream s = stream_new(CU_STREAM_NON_BLOCKING);
-    unsigned char *src = pinned_alloc(n), *out = pinned_alloc(n);
-    CUdeviceptr x = dev_alloc(n);
+    ts_busy w = ts_busy_new();
+    CUstream s = ts_stream_new(CU_STREAM_NON_BLOCKING);
+    unsigned char *src = ts_pinned_alloc(n), *out = ts_pinned_alloc(n);
+    CUdeviceptr x = ts_dev_alloc(n);
     for (size_t i = 0; i < TS_ARRAY_SIZE(kFlags); ++i) {
         CUevent e = NULL;
         const CUresult r = cuEventCreate(&e, kFlags[i]);
@@ -135,7 +67,7 @@ static void test_create_each_flag(void **state) {
         assert_cu_ok(cuEventSynchronize(e));
         ts_fill_random(src, n, 0xF1A6 + i);
         memset(out, 0xEE, n);
-        busy_until_not_ready(&w, s);
+        ts_busy_until_not_ready(&w, s);
         assert_cu_ok(cuMemcpyHtoDAsync(x, src, n, s));
         assert_cu_ok(cuMemcpyDtoHAsync(out, x, n, s));
         assert_cu_ok(cuEventRecord(e, s));
@@ -150,7 +82,7 @@ static void test_create_each_flag(void **state) {
     enum { MANY = 300 };
     CUevent *many = ts_malloc(MANY * sizeof *many);
     for (int i = 0; i < MANY; ++i) {
-        many[i] = event_new(kFlags[i % TS_ARRAY_SIZE(kFlags)]);
+        many[i] = ts_event_new(kFlags[i % TS_ARRAY_SIZE(kFlags)]);
         for (int j = 0; j < i; ++j) assert_ptr_not_equal(many[i], many[j]);
     }
     for (int i = 0; i < MANY; ++i) assert_cu_ok(cuEventRecord(many[i], i % 2 ? s : NULL));
@@ -160,7 +92,7 @@ static void test_create_each_flag(void **state) {
     assert_cu_ok(cuMemFree(x));
     assert_cu_ok(cuMemFreeHost(src));
     assert_cu_ok(cuMemFreeHost(out));
-    busy_free(&w);
+    ts_busy_free(&w);
 }
 
 static void test_create_bad_input(void **state) {
@@ -198,19 +130,19 @@ static void test_create_bad_input(void **state) {
 static void test_unrecorded_event(void **state) {
     (void)state;
     const size_t n = 3 * TS_MiB + 1;
-    busy_work w = busy_new();
-    CUevent done = event_new(0);
+    ts_busy w = ts_busy_new();
+    CUevent done = ts_event_new(0);
     assert_cu_ok(cuEventRecord(done, NULL));
     assert_cu_ok(cuEventSynchronize(done));
-    CUstream s = stream_new(CU_STREAM_NON_BLOCKING);
-    unsigned char *src = pinned_alloc(n), *out = pinned_alloc(n);
-    CUdeviceptr x = dev_alloc(n);
+    CUstream s = ts_stream_new(CU_STREAM_NON_BLOCKING);
+    unsigned char *src = ts_pinned_alloc(n), *out = ts_pinned_alloc(n);
+    CUdeviceptr x = ts_dev_alloc(n);
     elapsed_fn v1 = (elapsed_fn)dlsym(RTLD_DEFAULT, "cuEventElapsedTime");
     assert_non_null(v1);
     for (size_t i = 0; i < TS_ARRAY_SIZE(kFlags); ++i) {
-        CUevent e = event_new(kFlags[i]);
+        CUevent e = ts_event_new(kFlags[i]);
         /* Not tied to the context's work either. */
-        busy_until_not_ready(&w, NULL);
+        ts_busy_until_not_ready(&w, NULL);
         assert_cu_ok(cuEventQuery(e));
         assert_cu_ok(cuEventSynchronize(e));
         float ms = 123.0f;
@@ -235,7 +167,7 @@ static void test_unrecorded_event(void **state) {
     assert_cu_ok(cuMemFree(x));
     assert_cu_ok(cuMemFreeHost(src));
     assert_cu_ok(cuMemFreeHost(out));
-    busy_free(&w);
+    ts_busy_free(&w);
 }
 
 /* ------------------------------------------------------------------ elapsed time */
@@ -244,10 +176,10 @@ static void test_unrecorded_event(void **state) {
  * when both are recorded and complete; the events still order and wait. */
 static void test_elapsed_disable_timing(void **state) {
     (void)state;
-    CUevent timed = event_new(0), timed2 = event_new(CU_EVENT_BLOCKING_SYNC), off = event_new(CU_EVENT_DISABLE_TIMING),
-            off2 = event_new(CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC);
-    CUstream s = stream_new(0);
-    CUdeviceptr x = dev_alloc(4097);
+    CUevent timed = ts_event_new(0), timed2 = ts_event_new(CU_EVENT_BLOCKING_SYNC), off = ts_event_new(CU_EVENT_DISABLE_TIMING),
+            off2 = ts_event_new(CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC);
+    CUstream s = ts_stream_new(0);
+    CUdeviceptr x = ts_dev_alloc(4097);
     assert_cu_ok(cuEventRecord(timed, s));
     assert_cu_ok(cuEventRecord(off, s));
     assert_cu_ok(cuMemsetD8Async(x, 0x31, 4097, s));
@@ -279,12 +211,12 @@ static void test_elapsed_disable_timing(void **state) {
 /* Recorded but not reached: CUDA_ERROR_NOT_READY, the end or the start. */
 static void test_elapsed_not_ready(void **state) {
     (void)state;
-    busy_work w = busy_new();
-    CUstream s = stream_new(0);
-    CUevent a = event_new(0), b = event_new(0), c = event_new(0);
+    ts_busy w = ts_busy_new();
+    CUstream s = ts_stream_new(0);
+    CUevent a = ts_event_new(0), b = ts_event_new(0), c = ts_event_new(0);
     assert_cu_ok(cuEventRecord(a, s));
     assert_cu_ok(cuEventSynchronize(a));
-    busy_until_not_ready(&w, s);
+    ts_busy_until_not_ready(&w, s);
     assert_cu_ok(cuEventRecord(b, s));
     float ms = 77.0f;
     assert_cu(CUDA_ERROR_NOT_READY, cuEventElapsedTime(&ms, a, b));
@@ -294,9 +226,9 @@ static void test_elapsed_not_ready(void **state) {
     assert_true(elapsed(a, b) > 0.0f);
 
     /* Both not reached. */
-    busy_until_not_ready(&w, s);
+    ts_busy_until_not_ready(&w, s);
     assert_cu_ok(cuEventRecord(a, s));
-    busy_queue(&w, s);
+    ts_busy_queue(&w, s);
     assert_cu_ok(cuEventRecord(c, s));
     assert_cu(CUDA_ERROR_NOT_READY, cuEventElapsedTime(&ms, a, c));
     assert_cu_ok(cuEventSynchronize(c));
@@ -306,7 +238,7 @@ static void test_elapsed_not_ready(void **state) {
     assert_cu_ok(cuEventDestroy(b));
     assert_cu_ok(cuEventDestroy(c));
     assert_cu_ok(cuStreamDestroy(s));
-    busy_free(&w);
+    ts_busy_free(&w);
 }
 
 /* Elapsed times of copies: positive, within the host's time around them, no
@@ -315,13 +247,13 @@ static void test_elapsed_not_ready(void **state) {
 static void test_elapsed_time_of_copies(void **state) {
     (void)state;
     const size_t n = 64 * TS_MiB + 3;
-    unsigned char *src = pinned_alloc(n);
+    unsigned char *src = ts_pinned_alloc(n);
     ts_fill_random(src, n, 0x7173);
-    CUdeviceptr x = dev_alloc(n), y = dev_alloc(n);
-    const CUstream streams[] = {stream_new(0), NULL};
+    CUdeviceptr x = ts_dev_alloc(n), y = ts_dev_alloc(n);
+    const CUstream streams[] = {ts_stream_new(0), NULL};
     for (size_t i = 0; i < TS_ARRAY_SIZE(streams); ++i) {
         const CUstream s = streams[i];
-        CUevent a = event_new(0), b = event_new(CU_EVENT_BLOCKING_SYNC), c = event_new(0);
+        CUevent a = ts_event_new(0), b = ts_event_new(CU_EVENT_BLOCKING_SYNC), c = ts_event_new(0);
         assert_cu_ok(cuStreamSynchronize(s));
         const double t0 = ts_now();
         assert_cu_ok(cuEventRecord(a, s));
@@ -382,14 +314,14 @@ static void test_event_times_are_ordered(void **state) {
     (void)state;
     enum { EVENTS = 60 };
     const size_t n = 2 * TS_MiB + 9;
-    CUstream s = stream_new(0), t = stream_new(CU_STREAM_NON_BLOCKING);
-    CUdeviceptr x = dev_alloc(n), y = dev_alloc(n);
+    CUstream s = ts_stream_new(0), t = ts_stream_new(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr x = ts_dev_alloc(n), y = ts_dev_alloc(n);
     CUevent e[EVENTS], f[EVENTS];
     ts_rng rng;
     ts_rng_init(&rng, 0x0DE5);
     for (int i = 0; i < EVENTS; ++i) {
-        e[i] = event_new(i % 3 == 1 ? CU_EVENT_BLOCKING_SYNC : 0);
-        f[i] = event_new(0);
+        e[i] = ts_event_new(i % 3 == 1 ? CU_EVENT_BLOCKING_SYNC : 0);
+        f[i] = ts_event_new(0);
         const size_t len = 1 + (size_t)ts_rng_below(&rng, n);
         if (i % 4 == 0)
             assert_cu_ok(cuMemsetD8Async(y, (unsigned char)i, len, s));
@@ -429,16 +361,16 @@ static void test_event_times_are_ordered(void **state) {
  * newest record. */
 static void test_record_again(void **state) {
     (void)state;
-    busy_work w = busy_new();
-    CUstream s = stream_new(0), other = stream_new(CU_STREAM_NON_BLOCKING);
-    CUevent a = event_new(0), e = event_new(0);
+    ts_busy w = ts_busy_new();
+    CUstream s = ts_stream_new(0), other = ts_stream_new(CU_STREAM_NON_BLOCKING);
+    CUevent a = ts_event_new(0), e = ts_event_new(0);
     assert_cu_ok(cuEventRecord(a, s));
-    busy_queue(&w, s);
+    ts_busy_queue(&w, s);
     assert_cu_ok(cuEventRecord(e, s));
     assert_cu_ok(cuEventSynchronize(e));
     const float t1 = elapsed(a, e);
     /* Again, behind more work: not reached, although the first record was. */
-    busy_until_not_ready(&w, s);
+    ts_busy_until_not_ready(&w, s);
     assert_cu_ok(cuEventRecord(e, s));
     assert_cu(CUDA_ERROR_NOT_READY, cuEventQuery(e));
     float ms = 0;
@@ -469,17 +401,17 @@ static void test_record_again(void **state) {
     assert_cu_ok(cuEventDestroy(e));
     assert_cu_ok(cuStreamDestroy(s));
     assert_cu_ok(cuStreamDestroy(other));
-    busy_free(&w);
+    ts_busy_free(&w);
 }
 
 /* cuEventRecordWithFlags with CU_EVENT_RECORD_DEFAULT is cuEventRecord. */
 static void test_record_with_flags(void **state) {
     (void)state;
-    busy_work w = busy_new();
-    CUstream s = stream_new(CU_STREAM_NON_BLOCKING);
-    CUevent a = event_new(0), b = event_new(CU_EVENT_BLOCKING_SYNC);
+    ts_busy w = ts_busy_new();
+    CUstream s = ts_stream_new(CU_STREAM_NON_BLOCKING);
+    CUevent a = ts_event_new(0), b = ts_event_new(CU_EVENT_BLOCKING_SYNC);
     assert_cu_ok(cuEventRecordWithFlags(a, s, CU_EVENT_RECORD_DEFAULT));
-    busy_until_not_ready(&w, s);
+    ts_busy_until_not_ready(&w, s);
     assert_cu_ok(cuEventRecordWithFlags(b, s, CU_EVENT_RECORD_DEFAULT));
     assert_cu(CUDA_ERROR_NOT_READY, cuEventQuery(b));
     assert_cu_ok(cuEventSynchronize(b));
@@ -501,7 +433,7 @@ static void test_record_with_flags(void **state) {
     assert_cu_ok(cuEventDestroy(a));
     assert_cu_ok(cuEventDestroy(b));
     assert_cu_ok(cuStreamDestroy(s));
-    busy_free(&w);
+    ts_busy_free(&w);
 }
 
 /* ------------------------------------------------------------------ destroy */
@@ -509,20 +441,20 @@ static void test_record_with_flags(void **state) {
 static void test_destroy(void **state) {
     (void)state;
     const size_t n = 6 * TS_MiB + 7;
-    busy_work w = busy_new();
-    CUstream a = stream_new(CU_STREAM_NON_BLOCKING), b = stream_new(CU_STREAM_NON_BLOCKING);
-    unsigned char *src = pinned_alloc(n), *out = pinned_alloc(n);
+    ts_busy w = ts_busy_new();
+    CUstream a = ts_stream_new(CU_STREAM_NON_BLOCKING), b = ts_stream_new(CU_STREAM_NON_BLOCKING);
+    unsigned char *src = ts_pinned_alloc(n), *out = ts_pinned_alloc(n);
     ts_fill_random(src, n, 0xDE57);
     memset(out, 0xEE, n);
-    CUdeviceptr x = dev_alloc(n);
+    CUdeviceptr x = ts_dev_alloc(n);
     assert_cu_ok(cuMemsetD8(x, 0x12, n));
     assert_cu_ok(cuCtxSynchronize()); /* done before the non-blocking streams start */
 
     /* Destroyed while not reached, after a stream was told to wait for it: the
      * call returns at once, the wait still holds (CUDA's documentation of
      * cuEventDestroy). */
-    CUevent e = event_new(0);
-    busy_until_not_ready(&w, a);
+    CUevent e = ts_event_new(0);
+    ts_busy_until_not_ready(&w, a);
     assert_cu_ok(cuMemcpyHtoDAsync(x, src, n, a));
     assert_cu_ok(cuEventRecord(e, a));
     assert_cu_ok(cuStreamWaitEvent(b, e, 0));
@@ -533,7 +465,7 @@ static void test_destroy(void **state) {
 
     /* A destroyed event is an error, not a crash: libcuda 580 answers
      * CUDA_ERROR_CONTEXT_IS_DESTROYED (compat probe 'streams'). */
-    CUevent gone = event_new(0), ok = event_new(0);
+    CUevent gone = ts_event_new(0), ok = ts_event_new(0);
     assert_cu_ok(cuEventRecord(ok, a));
     assert_cu_ok(cuEventRecord(gone, a));
     assert_cu_ok(cuEventSynchronize(gone));
@@ -554,7 +486,7 @@ static void test_destroy(void **state) {
     destroy_fn v2 = (destroy_fn)dlsym(RTLD_DEFAULT, "cuEventDestroy_v2");
     assert_non_null(v1);
     assert_non_null(v2);
-    CUevent e1 = event_new(0), e2 = event_new(CU_EVENT_DISABLE_TIMING);
+    CUevent e1 = ts_event_new(0), e2 = ts_event_new(CU_EVENT_DISABLE_TIMING);
     assert_cu_ok(cuEventRecord(e1, NULL));
     assert_cu_ok(v1(e1));
     assert_cu_ok(v2(e2));
@@ -565,7 +497,7 @@ static void test_destroy(void **state) {
     assert_cu_ok(cuMemFree(x));
     assert_cu_ok(cuMemFreeHost(src));
     assert_cu_ok(cuMemFreeHost(out));
-    busy_free(&w);
+    ts_busy_free(&w);
 }
 
 /* ------------------------------------------------------------------ bad handles */
@@ -575,8 +507,8 @@ static void test_bad_handles(void **state) {
     static struct { unsigned char junk[512]; } not_an_event;
     memset(&not_an_event, 0x3E, sizeof not_an_event);
     const CUevent junk = (CUevent)(void *)&not_an_event;
-    CUevent good = event_new(0);
-    CUstream s = stream_new(0);
+    CUevent good = ts_event_new(0);
+    CUstream s = ts_stream_new(0);
     assert_cu_ok(cuEventRecord(good, s));
     assert_cu_ok(cuEventSynchronize(good));
     float ms = 0;
@@ -613,19 +545,19 @@ static void test_bad_handles(void **state) {
  * 'streams'). */
 static void test_events_of_two_contexts(void **state) {
     ts_fixture *fx = ts_fx(state);
-    busy_work w = busy_new();
+    ts_busy w = ts_busy_new();
     CUcontext c2 = NULL;
     assert_cu_ok(cuCtxCreate(&c2, NULL, 0, fx->dev)); /* current */
-    CUstream s2 = stream_new(0);
-    CUevent e2 = event_new(0);
+    CUstream s2 = ts_stream_new(0);
+    CUevent e2 = ts_event_new(0);
     assert_cu_ok(cuEventRecord(e2, s2));
     CUcontext popped = NULL;
     assert_cu_ok(cuCtxPopCurrent(&popped));
     assert_ptr_equal(popped, c2);
-    CUstream s1 = stream_new(0);
-    CUevent e1 = event_new(0), f1 = event_new(0);
+    CUstream s1 = ts_stream_new(0);
+    CUevent e1 = ts_event_new(0), f1 = ts_event_new(0);
     assert_cu_ok(cuEventRecord(f1, s1));
-    busy_until_not_ready(&w, s1);
+    ts_busy_until_not_ready(&w, s1);
     assert_cu_ok(cuEventRecord(e1, s1));
     assert_cu_ok(cuCtxPushCurrent(c2));
     assert_cu(CUDA_ERROR_NOT_READY, cuEventQuery(e1)); /* checked by compat probe 'streams' */
@@ -646,7 +578,7 @@ static void test_events_of_two_contexts(void **state) {
     assert_ptr_equal(popped, c2);
     assert_cu_ok(cuEventDestroy(f1));
     assert_cu_ok(cuStreamDestroy(s1));
-    busy_free(&w);
+    ts_busy_free(&w);
 }
 
 int main(void) {

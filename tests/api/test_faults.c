@@ -25,7 +25,6 @@
  * process, saying so, after kWatchdogSeconds.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,20 +58,8 @@ typedef enum { KERNEL_UNMAPPED, KERNEL_FREED, KERNEL_TRAP } kernel_fault;
 
 /* ------------------------------------------------------------------ watchdog */
 
-static void on_watchdog(int sig) {
-    (void)sig;
-    static const char msg[] = "test_faults: a GPU fault hung the test (watchdog expired)\n";
-    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
-    (void)w;
-    _exit(1);
-}
-
 static int setup(void **state) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_watchdog;
-    sigaction(SIGALRM, &sa, NULL);
-    alarm(kWatchdogSeconds);
+    ts_watchdog_arm("test_faults: a GPU fault hung the test", kWatchdogSeconds);
     return ts_ctx_setup(state);
 }
 
@@ -80,19 +67,13 @@ static int teardown(void **state) {
     /* A test that failed before its fault struck leaves nothing armed. */
     if (ts_on_simulator()) (void)nvliteSimInjectFault(NVLITE_SIM_FAULT_NONE);
     int rc = ts_ctx_teardown(state);
-    alarm(0);
+    ts_watchdog_disarm();
     return rc;
 }
 
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 /* ------------------------------------------------------------------ kernels */
-
-static struct {
-    int tried;
-    void *cubin;
-    size_t size;
-} K;
 
 /* The kernels of the current context: on a GPU the faulting ones; on the
  * simulator a harmless one (the fault is injected). */
@@ -109,14 +90,7 @@ static kernels load_kernels(void) {
         k.store = k.trap = ts_get_function(k.module, "k_ptrs");
         return k;
     }
-    const char *why = NULL;
-    if (!ts_nvrtc_available(&why)) ts_skip("%s", why);
-    if (!K.tried) {
-        K.tried = 1;
-        K.cubin = ts_compile_cubin(kSource, "faults.cu", ts_device_arch(), &K.size);
-    }
-    if (!K.cubin) fail_msg("NVRTC could not compile the kernels");
-    assert_cu_ok(cuModuleLoadData(&k.module, K.cubin));
+    k.module = ts_source_module(kSource, "faults.cu");
     k.store = ts_get_function(k.module, "k_store");
     k.trap = ts_get_function(k.module, "k_trap");
     return k;

@@ -42,32 +42,6 @@ extern char **environ;
 
 /* ------------------------------------------------------------------ helpers */
 
-static CUstream stream_new(unsigned flags) {
-    CUstream s = NULL;
-    assert_cu_ok(cuStreamCreate(&s, flags));
-    assert_non_null(s);
-    return s;
-}
-
-static CUevent event_new(unsigned flags) {
-    CUevent e = NULL;
-    assert_cu_ok(cuEventCreate(&e, flags));
-    assert_non_null(e);
-    return e;
-}
-
-static CUdeviceptr dev_alloc(size_t n) {
-    CUdeviceptr p = 0;
-    assert_cu_ok(cuMemAlloc(&p, n));
-    return p;
-}
-
-static unsigned char *pinned_alloc(size_t n) {
-    void *p = NULL;
-    assert_cu_ok(cuMemAllocHost(&p, n));
-    return p;
-}
-
 static CUcontext current_ctx(void) {
     CUcontext c = NULL;
     assert_cu_ok(cuCtxGetCurrent(&c));
@@ -81,52 +55,6 @@ static const char *stream_name(CUstream s) {
     return "a created stream";
 }
 
-/* Busy work: 'reps' device-to-device copies of 64 MiB between two scratch
- * buffers, queued on a stream. On the simulator each is a memmove of tens of
- * ms; the H200 does one in ~50 us, so busy_until_not_ready grows 'reps' until
- * the work is seen running. */
-typedef struct {
-    CUdeviceptr a, b;
-    size_t n;
-    unsigned reps;
-} busy_work;
-
-static busy_work busy_new(void) {
-    busy_work w = {0, 0, 64 * TS_MiB + 3, 4};
-    w.a = dev_alloc(w.n);
-    w.b = dev_alloc(w.n);
-    assert_cu_ok(cuMemsetD8(w.a, 0x11, w.n));
-    assert_cu_ok(cuMemsetD8(w.b, 0x22, w.n));
-    assert_cu_ok(cuCtxSynchronize()); /* non-blocking streams do not wait for these */
-    return w;
-}
-
-static void busy_queue(const busy_work *w, CUstream s) {
-    for (unsigned i = 0; i < w->reps; ++i)
-        assert_cu_ok(cuMemcpyDtoDAsync(i & 1 ? w->a : w->b, i & 1 ? w->b : w->a, w->n, s));
-}
-
-/* Queues busy work on 's' until cuStreamQuery(s), right after queueing it,
- * answers CUDA_ERROR_NOT_READY; the work is then still running. Fails when
- * the stream never looks busy (cuStreamQuery claims completion too early). */
-static void busy_until_not_ready(busy_work *w, CUstream s) {
-    for (int attempt = 0; attempt < 5; ++attempt) {
-        busy_queue(w, s);
-        const CUresult r = cuStreamQuery(s);
-        if (r == CUDA_ERROR_NOT_READY) return;
-        assert_cu(CUDA_SUCCESS, r);
-        assert_cu_ok(cuStreamSynchronize(s));
-        w->reps *= 4;
-    }
-    fail_msg("cuStreamQuery(%s) never answered CUDA_ERROR_NOT_READY right after %u queued copies of %zu bytes",
-             stream_name(s), w->reps / 4, w->n);
-}
-
-static void busy_free(busy_work *w) {
-    assert_cu_ok(cuMemFree(w->a));
-    assert_cu_ok(cuMemFree(w->b));
-}
-
 /* A kernel for the launch tests: out[i] = out[i] * 3 + v. The simulator
  * completes launches without running them: its effect is checked on a real
  * GPU only. */
@@ -135,26 +63,6 @@ static const char kSource[] =
     "    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    if (i < n) out[i] = out[i] * 3u + v;\n"
     "}\n";
-
-static struct {
-    int tried;
-    void *cubin;
-    size_t size;
-} K;
-
-/* Loads the kernel module (skips the test without NVRTC). */
-static CUmodule kernel_module(void) {
-    const char *why = NULL;
-    if (!ts_nvrtc_available(&why)) ts_skip("the launch part needs NVRTC: %s", why);
-    if (!K.tried) {
-        K.tried = 1;
-        K.cubin = ts_compile_cubin(kSource, "streams.cu", ts_device_arch(), &K.size);
-    }
-    if (!K.cubin) fail_msg("NVRTC could not compile the stream test kernel");
-    CUmodule m = NULL;
-    assert_cu_ok(cuModuleLoadData(&m, K.cubin));
-    return m;
-}
 
 /* ------------------------------------------------------------------ random chains */
 
@@ -182,11 +90,11 @@ static void chain_init(chain *c, CUstream s, size_t n, uint64_t seed) {
     c->s = s;
     c->n = n;
     ts_rng_init(&c->rng, seed);
-    c->src = pinned_alloc(n);
+    c->src = ts_pinned_alloc(n);
     ts_fill_random(c->src, n, seed ^ 0x5EED);
     c->page = ts_malloc(n);
     for (int i = 0; i < CHAIN_BUFS; ++i) {
-        c->d[i] = dev_alloc(n);
+        c->d[i] = ts_dev_alloc(n);
         c->mirror[i] = ts_malloc(n);
         ts_fill_random(c->mirror[i], n, seed * 7 + (uint64_t)i);
         assert_cu_ok(cuMemcpyHtoD(c->d[i], c->mirror[i], n));
@@ -268,7 +176,7 @@ static void chain_step(chain *c) {
 static void chain_finish(chain *c) {
     unsigned char *out[CHAIN_BUFS];
     for (int i = 0; i < CHAIN_BUFS; ++i) {
-        out[i] = pinned_alloc(c->n);
+        out[i] = ts_pinned_alloc(c->n);
         memset(out[i], 0xEE, c->n);
         assert_cu_ok(cuMemcpyDtoHAsync(out[i], c->d[i], c->n, c->s));
     }
@@ -316,7 +224,7 @@ static void test_create_and_query(void **state) {
     assert_cu_ok(cuCtxGetStreamPriorityRange(&least, &greatest));
     const unsigned flags[] = {CU_STREAM_DEFAULT, CU_STREAM_NON_BLOCKING};
     for (size_t i = 0; i < TS_ARRAY_SIZE(flags); ++i) {
-        CUstream s = stream_new(flags[i]);
+        CUstream s = ts_stream_new(flags[i]);
         unsigned f = 0xdead;
         int prio = 12345;
         CUcontext c = NULL;
@@ -363,7 +271,7 @@ static void test_create_and_query(void **state) {
     destroy_fn v2 = (destroy_fn)dlsym(RTLD_DEFAULT, "cuStreamDestroy_v2");
     assert_non_null(v1);
     assert_non_null(v2);
-    CUstream a = stream_new(0), b = stream_new(0);
+    CUstream a = ts_stream_new(0), b = ts_stream_new(0);
     assert_cu_ok(v1(a));
     assert_cu_ok(v2(b));
 }
@@ -389,7 +297,7 @@ static void test_priority_clamping(void **state) {
                     "(range %d..%d)",
                     fl, asked[i], got, want, greatest, least);
             /* A stream of any priority runs work. */
-            CUdeviceptr d = dev_alloc(4099);
+            CUdeviceptr d = ts_dev_alloc(4099);
             unsigned char back[4099], expect[4099];
             memset(expect, (int)(0x40 + i), sizeof expect);
             assert_cu_ok(cuMemsetD8Async(d, (unsigned char)(0x40 + i), sizeof back, s));
@@ -448,7 +356,7 @@ static void test_stream_bad_input(void **state) {
     }
 
     /* NULL out pointers, on created and special streams. */
-    s = stream_new(0);
+    s = ts_stream_new(0);
     const CUstream handles[] = {s, NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD};
     for (size_t i = 0; i < TS_ARRAY_SIZE(handles); ++i) {
         assert_cu(CUDA_ERROR_INVALID_VALUE, cuStreamGetFlags(handles[i], NULL));
@@ -458,7 +366,7 @@ static void test_stream_bad_input(void **state) {
 
     /* cuStreamWaitEvent: no event, unknown flags (checked by compat probe
      * 'streams'); CU_EVENT_WAIT_EXTERNAL: at the end. */
-    CUevent e = event_new(0);
+    CUevent e = ts_event_new(0);
     assert_cu_ok(cuEventRecord(e, s));
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuStreamWaitEvent(s, NULL, 0));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuStreamWaitEvent(s, e, 0x2));
@@ -483,9 +391,9 @@ static void test_stream_bad_input(void **state) {
 
     /* A destroyed stream: an error, not a crash (checked by compat probe
      * 'streams'). */
-    CUstream gone = stream_new(CU_STREAM_NON_BLOCKING);
+    CUstream gone = ts_stream_new(CU_STREAM_NON_BLOCKING);
     assert_cu_ok(cuStreamDestroy(gone));
-    CUdeviceptr d = dev_alloc(1000);
+    CUdeviceptr d = ts_dev_alloc(1000);
     unsigned char host[1000];
     ts_fill_random(host, sizeof host, 0x90E);
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuStreamQuery(gone));
@@ -542,18 +450,18 @@ static void test_stream_bad_input(void **state) {
 /* ------------------------------------------------------------------ order within a stream */
 
 static void one_chain(CUstream s, uint64_t seed) {
-    busy_work w = busy_new();
+    ts_busy w = ts_busy_new();
     chain c;
     chain_init(&c, s, 3 * TS_MiB + 77, seed);
-    busy_queue(&w, s); /* the chain queues behind it */
+    ts_busy_queue(&w, s); /* the chain queues behind it */
     for (int i = 0; i < 150; ++i) chain_step(&c);
     chain_finish(&c);
-    busy_free(&w);
+    ts_busy_free(&w);
 }
 
 static void test_in_order_created_stream(void **state) {
     (void)state;
-    CUstream s = stream_new(CU_STREAM_DEFAULT);
+    CUstream s = ts_stream_new(CU_STREAM_DEFAULT);
     one_chain(s, 0x0C1);
     assert_cu_ok(cuStreamDestroy(s));
 }
@@ -603,11 +511,11 @@ static void test_in_order_many_streams_interleaved(void **state) {
 
 static void test_query_while_busy(void **state) {
     (void)state;
-    busy_work w = busy_new();
-    const CUstream streams[] = {stream_new(0), stream_new(CU_STREAM_NON_BLOCKING), NULL, CU_STREAM_LEGACY,
+    ts_busy w = ts_busy_new();
+    const CUstream streams[] = {ts_stream_new(0), ts_stream_new(CU_STREAM_NON_BLOCKING), NULL, CU_STREAM_LEGACY,
                                 CU_STREAM_PER_THREAD};
     for (size_t i = 0; i < TS_ARRAY_SIZE(streams); ++i) {
-        busy_until_not_ready(&w, streams[i]);
+        ts_busy_until_not_ready(&w, streams[i]);
         /* Done after synchronizing. */
         assert_cu_ok(cuStreamSynchronize(streams[i]));
         assert_cu_ok(cuStreamQuery(streams[i]));
@@ -617,11 +525,11 @@ static void test_query_while_busy(void **state) {
      * there after cuStreamSynchronize. */
     CUstream s = streams[0];
     const size_t n = 128 * TS_MiB + 5;
-    unsigned char *src = pinned_alloc(n), *back = ts_malloc(4099);
+    unsigned char *src = ts_pinned_alloc(n), *back = ts_malloc(4099);
     ts_fill_random(src, n, 0xB16C);
-    CUdeviceptr d = dev_alloc(n);
+    CUdeviceptr d = ts_dev_alloc(n);
     assert_cu_ok(cuMemsetD8(d, 0x3D, n));
-    busy_queue(&w, s);
+    ts_busy_queue(&w, s);
     assert_cu_ok(cuMemcpyHtoDAsync(d, src, n, s));
     assert_cu(CUDA_ERROR_NOT_READY, cuStreamQuery(s));
     assert_cu_ok(cuStreamSynchronize(s));
@@ -632,7 +540,7 @@ static void test_query_while_busy(void **state) {
     assert_cu_ok(cuMemFreeHost(src));
     assert_cu_ok(cuStreamDestroy(streams[0]));
     assert_cu_ok(cuStreamDestroy(streams[1]));
-    busy_free(&w);
+    ts_busy_free(&w);
 }
 
 /* ------------------------------------------------------------------ order across streams */
@@ -641,18 +549,18 @@ static void test_query_while_busy(void **state) {
  * copies; b's copy reads what a wrote. Only b is synchronized. */
 static void wait_event_case(unsigned flags_a, unsigned flags_b, uint64_t seed) {
     const size_t n = 8 * TS_MiB + 5;
-    busy_work w = busy_new();
-    CUstream a = stream_new(flags_a), b = stream_new(flags_b);
-    CUevent e = event_new(CU_EVENT_DISABLE_TIMING);
-    unsigned char *src = pinned_alloc(n), *out = pinned_alloc(n);
+    ts_busy w = ts_busy_new();
+    CUstream a = ts_stream_new(flags_a), b = ts_stream_new(flags_b);
+    CUevent e = ts_event_new(CU_EVENT_DISABLE_TIMING);
+    unsigned char *src = ts_pinned_alloc(n), *out = ts_pinned_alloc(n);
     ts_fill_random(src, n, seed);
     memset(out, 0xEE, n);
-    CUdeviceptr x = dev_alloc(n), y = dev_alloc(n);
+    CUdeviceptr x = ts_dev_alloc(n), y = ts_dev_alloc(n);
     /* A memset of device memory may still run when it returns; non-blocking
      * streams do not wait for it. */
     assert_cu_ok(cuMemsetD8(y, 0x5A, n));
     assert_cu_ok(cuCtxSynchronize());
-    busy_until_not_ready(&w, a);
+    ts_busy_until_not_ready(&w, a);
     assert_cu_ok(cuMemcpyHtoDAsync(x, src, n, a));
     assert_cu_ok(cuMemcpyDtoDAsync(y, x, n, a));
     assert_cu_ok(cuEventRecord(e, a));
@@ -672,7 +580,7 @@ static void wait_event_case(unsigned flags_a, unsigned flags_b, uint64_t seed) {
     assert_cu_ok(cuMemFree(y));
     assert_cu_ok(cuMemFreeHost(src));
     assert_cu_ok(cuMemFreeHost(out));
-    busy_free(&w);
+    ts_busy_free(&w);
 }
 
 static void test_wait_event_orders_streams(void **state) {
@@ -690,19 +598,19 @@ static void test_wait_event_orders_streams(void **state) {
 static void test_wait_event_ring(void **state) {
     (void)state;
     const size_t n = 5 * TS_MiB + 3;
-    busy_work w = busy_new();
-    CUstream s[3] = {stream_new(CU_STREAM_NON_BLOCKING), stream_new(CU_STREAM_NON_BLOCKING), stream_new(0)};
-    CUevent e[3] = {event_new(0), event_new(CU_EVENT_DISABLE_TIMING), event_new(CU_EVENT_BLOCKING_SYNC)};
+    ts_busy w = ts_busy_new();
+    CUstream s[3] = {ts_stream_new(CU_STREAM_NON_BLOCKING), ts_stream_new(CU_STREAM_NON_BLOCKING), ts_stream_new(0)};
+    CUevent e[3] = {ts_event_new(0), ts_event_new(CU_EVENT_DISABLE_TIMING), ts_event_new(CU_EVENT_BLOCKING_SYNC)};
     CUdeviceptr x[4];
     for (int i = 0; i < 4; ++i) {
-        x[i] = dev_alloc(n);
+        x[i] = ts_dev_alloc(n);
         assert_cu_ok(cuMemsetD8(x[i], (unsigned char)(0x70 + i), n));
     }
     assert_cu_ok(cuCtxSynchronize()); /* the fills are done before the non-blocking streams start */
-    unsigned char *src = pinned_alloc(n), *out = pinned_alloc(n);
+    unsigned char *src = ts_pinned_alloc(n), *out = ts_pinned_alloc(n);
     ts_fill_random(src, n, 0x417);
     memset(out, 0xEE, n);
-    busy_until_not_ready(&w, s[0]);
+    ts_busy_until_not_ready(&w, s[0]);
     assert_cu_ok(cuMemcpyHtoDAsync(x[0], src, n, s[0]));
     for (int i = 0; i < 3; ++i) {
         if (i > 0) assert_cu_ok(cuStreamWaitEvent(s[i], e[i - 1], 0));
@@ -717,7 +625,7 @@ static void test_wait_event_ring(void **state) {
     /* Non-blocking stream -> legacy stream. */
     ts_fill_random(src, n, 0x418);
     memset(out, 0xEE, n);
-    busy_until_not_ready(&w, s[1]);
+    ts_busy_until_not_ready(&w, s[1]);
     assert_cu_ok(cuMemcpyHtoDAsync(x[1], src, n, s[1]));
     assert_cu_ok(cuEventRecord(e[1], s[1]));
     assert_cu_ok(cuStreamWaitEvent(NULL, e[1], 0));
@@ -728,7 +636,7 @@ static void test_wait_event_ring(void **state) {
     /* Legacy stream -> non-blocking stream. */
     ts_fill_random(src, n, 0x419);
     memset(out, 0xEE, n);
-    busy_until_not_ready(&w, NULL);
+    ts_busy_until_not_ready(&w, NULL);
     assert_cu_ok(cuMemcpyHtoDAsync(x[2], src, n, NULL));
     assert_cu_ok(cuEventRecord(e[0], NULL));
     assert_cu_ok(cuStreamWaitEvent(s[1], e[0], 0));
@@ -743,7 +651,7 @@ static void test_wait_event_ring(void **state) {
     for (int i = 0; i < 4; ++i) assert_cu_ok(cuMemFree(x[i]));
     assert_cu_ok(cuMemFreeHost(src));
     assert_cu_ok(cuMemFreeHost(out));
-    busy_free(&w);
+    ts_busy_free(&w);
 }
 
 /* cuStreamWaitEvent uses the event as recorded at the time of the call (CUDA's
@@ -753,17 +661,17 @@ static void test_wait_event_ring(void **state) {
 static void test_wait_event_uses_state_at_call(void **state) {
     (void)state;
     const size_t n = 6 * TS_MiB + 1;
-    busy_work w = busy_new();
-    CUstream a = stream_new(CU_STREAM_NON_BLOCKING), b = stream_new(CU_STREAM_NON_BLOCKING),
-             idle = stream_new(CU_STREAM_NON_BLOCKING);
-    CUevent e = event_new(0), never = event_new(0);
-    unsigned char *src = pinned_alloc(n), *out = pinned_alloc(n);
+    ts_busy w = ts_busy_new();
+    CUstream a = ts_stream_new(CU_STREAM_NON_BLOCKING), b = ts_stream_new(CU_STREAM_NON_BLOCKING),
+             idle = ts_stream_new(CU_STREAM_NON_BLOCKING);
+    CUevent e = ts_event_new(0), never = ts_event_new(0);
+    unsigned char *src = ts_pinned_alloc(n), *out = ts_pinned_alloc(n);
     ts_fill_random(src, n, 0x5747);
     memset(out, 0xEE, n);
-    CUdeviceptr x = dev_alloc(n);
+    CUdeviceptr x = ts_dev_alloc(n);
     assert_cu_ok(cuMemsetD8(x, 0x99, n));
     assert_cu_ok(cuCtxSynchronize()); /* done before the non-blocking streams start */
-    busy_until_not_ready(&w, a);
+    ts_busy_until_not_ready(&w, a);
     assert_cu_ok(cuMemcpyHtoDAsync(x, src, n, a));
     assert_cu_ok(cuEventRecord(e, a));
     assert_cu_ok(cuStreamWaitEvent(b, e, 0));
@@ -788,7 +696,7 @@ static void test_wait_event_uses_state_at_call(void **state) {
     assert_cu_ok(cuMemFree(x));
     assert_cu_ok(cuMemFreeHost(src));
     assert_cu_ok(cuMemFreeHost(out));
-    busy_free(&w);
+    ts_busy_free(&w);
 }
 
 /* ------------------------------------------------------------------ legacy stream */
@@ -799,17 +707,17 @@ static void test_wait_event_uses_state_at_call(void **state) {
 static void test_legacy_stream_orders_blocking_streams(void **state) {
     (void)state;
     const size_t n = 7 * TS_MiB + 9;
-    busy_work w = busy_new();
-    CUstream s = stream_new(CU_STREAM_DEFAULT), s2 = stream_new(CU_STREAM_DEFAULT);
-    unsigned char *src = pinned_alloc(n), *out = pinned_alloc(n), *page = ts_malloc(n);
-    CUdeviceptr x = dev_alloc(n), y = dev_alloc(n);
+    ts_busy w = ts_busy_new();
+    CUstream s = ts_stream_new(CU_STREAM_DEFAULT), s2 = ts_stream_new(CU_STREAM_DEFAULT);
+    unsigned char *src = ts_pinned_alloc(n), *out = ts_pinned_alloc(n), *page = ts_malloc(n);
+    CUdeviceptr x = ts_dev_alloc(n), y = ts_dev_alloc(n);
     const CUstream legacy[] = {NULL, CU_STREAM_LEGACY};
     for (size_t i = 0; i < TS_ARRAY_SIZE(legacy); ++i) {
         /* Blocking stream -> legacy stream (async copy, then cuStreamSynchronize
          * of the legacy stream alone). */
         ts_fill_random(src, n, 0x1E6 + i);
         memset(out, 0xEE, n);
-        busy_until_not_ready(&w, s);
+        ts_busy_until_not_ready(&w, s);
         assert_cu_ok(cuMemcpyHtoDAsync(x, src, n, s));
         assert_cu_ok(cuMemcpyDtoHAsync(out, x, n, legacy[i]));
         assert_cu_ok(cuStreamSynchronize(legacy[i]));
@@ -818,9 +726,9 @@ static void test_legacy_stream_orders_blocking_streams(void **state) {
 
         /* Two blocking streams -> a synchronous copy (legacy stream). */
         ts_fill_random(src, n, 0x2E6 + i);
-        busy_until_not_ready(&w, s);
+        ts_busy_until_not_ready(&w, s);
         assert_cu_ok(cuMemcpyHtoDAsync(x, src, n, s));
-        busy_queue(&w, s2);
+        ts_busy_queue(&w, s2);
         assert_cu_ok(cuMemcpyDtoDAsync(y, x, n / 2, s2)); /* s2 is not ordered after s: not read */
         assert_cu_ok(cuMemcpyDtoH(page, x, n));
         assert_bytes_named(src, page, n, "a synchronous copy after a blocking stream's copy");
@@ -829,7 +737,7 @@ static void test_legacy_stream_orders_blocking_streams(void **state) {
         /* Legacy stream -> blocking stream. */
         ts_fill_random(src, n, 0x3E6 + i);
         memset(out, 0xEE, n);
-        busy_until_not_ready(&w, legacy[i]);
+        ts_busy_until_not_ready(&w, legacy[i]);
         assert_cu_ok(cuMemcpyHtoDAsync(x, src, n, legacy[i]));
         assert_cu_ok(cuMemcpyDtoHAsync(out, x, n, s));
         assert_cu_ok(cuStreamSynchronize(s));
@@ -840,7 +748,7 @@ static void test_legacy_stream_orders_blocking_streams(void **state) {
      * synchronizes with the legacy stream like a blocking stream). */
     ts_fill_random(src, n, 0x4E6);
     memset(out, 0xEE, n);
-    busy_until_not_ready(&w, CU_STREAM_PER_THREAD);
+    ts_busy_until_not_ready(&w, CU_STREAM_PER_THREAD);
     assert_cu_ok(cuMemcpyHtoDAsync(x, src, n, CU_STREAM_PER_THREAD));
     assert_cu_ok(cuMemcpyDtoHAsync(out, x, n, NULL));
     assert_cu_ok(cuStreamSynchronize(NULL));
@@ -850,8 +758,8 @@ static void test_legacy_stream_orders_blocking_streams(void **state) {
      * work submitted before it. */
     ts_fill_random(src, n, 0x5E6);
     memset(out, 0xEE, n);
-    CUevent e = event_new(CU_EVENT_DISABLE_TIMING);
-    busy_until_not_ready(&w, s);
+    CUevent e = ts_event_new(CU_EVENT_DISABLE_TIMING);
+    ts_busy_until_not_ready(&w, s);
     assert_cu_ok(cuMemcpyHtoDAsync(x, src, n, s));
     assert_cu_ok(cuMemcpyDtoHAsync(out, x, n, s));
     assert_cu_ok(cuEventRecord(e, NULL));
@@ -867,7 +775,7 @@ static void test_legacy_stream_orders_blocking_streams(void **state) {
     assert_cu_ok(cuMemFreeHost(src));
     assert_cu_ok(cuMemFreeHost(out));
     ts_free(page);
-    busy_free(&w);
+    ts_busy_free(&w);
 }
 
 /* CU_STREAM_NON_BLOCKING: what can be told without timing. An empty
@@ -878,16 +786,16 @@ static void test_legacy_stream_orders_blocking_streams(void **state) {
 static void test_non_blocking_stream(void **state) {
     (void)state;
     const size_t n = 4 * TS_MiB + 11;
-    busy_work w = busy_new();
-    CUstream nb = stream_new(CU_STREAM_NON_BLOCKING);
+    ts_busy w = ts_busy_new();
+    CUstream nb = ts_stream_new(CU_STREAM_NON_BLOCKING);
     unsigned f = 0;
     assert_cu_ok(cuStreamGetFlags(nb, &f));
     assert_int_equal(f, CU_STREAM_NON_BLOCKING);
 
     int seen = 0;
     for (int round = 0; round < 3 && !seen; ++round) {
-        busy_until_not_ready(&w, NULL);
-        busy_queue(&w, NULL); /* and as much again: a longer window */
+        ts_busy_until_not_ready(&w, NULL);
+        ts_busy_queue(&w, NULL); /* and as much again: a longer window */
         assert_cu_ok(cuStreamQuery(nb));
         assert_cu_ok(cuStreamSynchronize(nb));
         /* The legacy stream was still busy after nb's synchronization: nb did
@@ -898,12 +806,12 @@ static void test_non_blocking_stream(void **state) {
     if (!seen) fail_msg("cuStreamSynchronize of an empty non-blocking stream waited for the legacy stream");
 
     /* Explicit order with the legacy stream. */
-    unsigned char *src = pinned_alloc(n), *out = pinned_alloc(n);
+    unsigned char *src = ts_pinned_alloc(n), *out = ts_pinned_alloc(n);
     ts_fill_random(src, n, 0x9B);
     memset(out, 0xEE, n);
-    CUdeviceptr x = dev_alloc(n);
-    CUevent e = event_new(CU_EVENT_DISABLE_TIMING);
-    busy_until_not_ready(&w, NULL);
+    CUdeviceptr x = ts_dev_alloc(n);
+    CUevent e = ts_event_new(CU_EVENT_DISABLE_TIMING);
+    ts_busy_until_not_ready(&w, NULL);
     assert_cu_ok(cuMemcpyHtoDAsync(x, src, n, NULL));
     assert_cu_ok(cuEventRecord(e, NULL));
     assert_cu_ok(cuStreamWaitEvent(nb, e, 0));
@@ -914,7 +822,7 @@ static void test_non_blocking_stream(void **state) {
     /* cuCtxSynchronize covers non-blocking streams. */
     ts_fill_random(src, n, 0x9C);
     memset(out, 0xEE, n);
-    busy_until_not_ready(&w, nb);
+    ts_busy_until_not_ready(&w, nb);
     assert_cu_ok(cuMemcpyHtoDAsync(x, src, n, nb));
     assert_cu_ok(cuMemcpyDtoHAsync(out, x, n, nb));
     assert_cu_ok(cuCtxSynchronize());
@@ -926,7 +834,7 @@ static void test_non_blocking_stream(void **state) {
     assert_cu_ok(cuMemFree(x));
     assert_cu_ok(cuMemFreeHost(src));
     assert_cu_ok(cuMemFreeHost(out));
-    busy_free(&w);
+    ts_busy_free(&w);
 }
 
 /* ------------------------------------------------------------------ every async call */
@@ -936,10 +844,10 @@ static void test_non_blocking_stream(void **state) {
 static void test_every_async_call_takes_special_handles(void **state) {
     (void)state;
     const size_t n = 2 * TS_MiB + 7;
-    const CUstream handles[] = {NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, stream_new(CU_STREAM_NON_BLOCKING)};
-    unsigned char *src = pinned_alloc(n), *back = pinned_alloc(n), *expect = ts_malloc(n);
-    CUdeviceptr a = dev_alloc(n), b = dev_alloc(n), c = dev_alloc(n);
-    CUevent e1 = event_new(0), e2 = event_new(0);
+    const CUstream handles[] = {NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, ts_stream_new(CU_STREAM_NON_BLOCKING)};
+    unsigned char *src = ts_pinned_alloc(n), *back = ts_pinned_alloc(n), *expect = ts_malloc(n);
+    CUdeviceptr a = ts_dev_alloc(n), b = ts_dev_alloc(n), c = ts_dev_alloc(n);
+    CUevent e1 = ts_event_new(0), e2 = ts_event_new(0);
     for (size_t i = 0; i < TS_ARRAY_SIZE(handles); ++i) {
         const CUstream h = handles[i];
         ts_fill_random(src, n, 0xA11 + i);
@@ -983,14 +891,14 @@ static void test_every_async_call_takes_special_handles(void **state) {
 /* cuLaunchKernel on every kind of stream handle, in order with copies. */
 static void test_launch_on_every_stream_handle(void **state) {
     (void)state;
-    CUmodule m = kernel_module();
+    CUmodule m = ts_source_module(kSource, "streams.cu");
     CUfunction f = ts_get_function(m, "mark");
     const unsigned count = 100003;
     const size_t bytes = (size_t)count * 4;
-    const CUstream handles[] = {NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, stream_new(0),
-                                stream_new(CU_STREAM_NON_BLOCKING)};
-    uint32_t *in = (void *)pinned_alloc(bytes), *out = (void *)pinned_alloc(bytes);
-    CUdeviceptr d = dev_alloc(bytes);
+    const CUstream handles[] = {NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD, ts_stream_new(0),
+                                ts_stream_new(CU_STREAM_NON_BLOCKING)};
+    uint32_t *in = (void *)ts_pinned_alloc(bytes), *out = (void *)ts_pinned_alloc(bytes);
+    CUdeviceptr d = ts_dev_alloc(bytes);
     const int real_gpu = ts_have_real_gpu(NULL);
     for (size_t i = 0; i < TS_ARRAY_SIZE(handles); ++i) {
         const CUstream h = handles[i];
@@ -1046,12 +954,12 @@ static void test_ptsz_exports(void **state) {
         fail_msg("a _ptsz export of the stream and event calls is missing");
 
     const size_t n = 3 * TS_MiB + 1;
-    busy_work w = busy_new();
-    unsigned char *src = pinned_alloc(n), *out = pinned_alloc(n);
+    ts_busy w = ts_busy_new();
+    unsigned char *src = ts_pinned_alloc(n), *out = ts_pinned_alloc(n);
     ts_fill_random(src, n, 0x9757);
     memset(out, 0xEE, n);
-    CUdeviceptr x = dev_alloc(n);
-    CUevent e1 = event_new(0), e2 = event_new(0);
+    CUdeviceptr x = ts_dev_alloc(n);
+    CUevent e1 = ts_event_new(0), e2 = ts_event_new(0);
     unsigned f = 0xdead;
     int prio = 12345;
     CUcontext c = NULL;
@@ -1064,10 +972,10 @@ static void test_ptsz_exports(void **state) {
     assert_cu(CUDA_ERROR_INVALID_VALUE, get_flags(NULL, NULL));
 
     assert_cu_ok(record(e1, NULL));
-    busy_queue(&w, CU_STREAM_PER_THREAD);
+    ts_busy_queue(&w, CU_STREAM_PER_THREAD);
     assert_cu_ok(cuMemcpyHtoDAsync(x, src, n, CU_STREAM_PER_THREAD));
     assert_cu_ok(record_flags(e2, NULL, CU_EVENT_RECORD_DEFAULT));
-    CUstream nb = stream_new(CU_STREAM_NON_BLOCKING);
+    CUstream nb = ts_stream_new(CU_STREAM_NON_BLOCKING);
     assert_cu_ok(cuStreamWaitEvent(nb, e2, 0));
     assert_cu_ok(cuMemcpyDtoHAsync(out, x, n, nb));
     assert_cu_ok(wait(NULL, e2, 0));
@@ -1086,7 +994,7 @@ static void test_ptsz_exports(void **state) {
     assert_cu_ok(cuMemFree(x));
     assert_cu_ok(cuMemFreeHost(src));
     assert_cu_ok(cuMemFreeHost(out));
-    busy_free(&w);
+    ts_busy_free(&w);
 }
 
 /* ------------------------------------------------------------------ lifetime */
@@ -1096,13 +1004,13 @@ static void test_ptsz_exports(void **state) {
 static void test_destroy_stream_with_pending_work(void **state) {
     (void)state;
     const size_t n = 9 * TS_MiB + 1;
-    busy_work w = busy_new();
-    unsigned char *src = pinned_alloc(n), *out = pinned_alloc(n);
+    ts_busy w = ts_busy_new();
+    unsigned char *src = ts_pinned_alloc(n), *out = ts_pinned_alloc(n);
     ts_fill_random(src, n, 0xDE57);
     memset(out, 0xEE, n);
-    CUdeviceptr x = dev_alloc(n);
-    CUstream s = stream_new(CU_STREAM_NON_BLOCKING);
-    busy_until_not_ready(&w, s);
+    CUdeviceptr x = ts_dev_alloc(n);
+    CUstream s = ts_stream_new(CU_STREAM_NON_BLOCKING);
+    ts_busy_until_not_ready(&w, s);
     assert_cu_ok(cuMemcpyHtoDAsync(x, src, n, s));
     assert_cu_ok(cuMemcpyDtoHAsync(out, x, n, s));
     assert_cu_ok(cuStreamDestroy(s));
@@ -1112,9 +1020,9 @@ static void test_destroy_stream_with_pending_work(void **state) {
     /* And a context destroyed with streams and events in it. */
     CUcontext other = NULL;
     assert_cu_ok(cuCtxCreate(&other, NULL, 0, 0));
-    CUstream left[3] = {stream_new(0), stream_new(CU_STREAM_NON_BLOCKING), stream_new(0)};
-    CUevent ev = event_new(0);
-    CUdeviceptr y = dev_alloc(n);
+    CUstream left[3] = {ts_stream_new(0), ts_stream_new(CU_STREAM_NON_BLOCKING), ts_stream_new(0)};
+    CUevent ev = ts_event_new(0);
+    CUdeviceptr y = ts_dev_alloc(n);
     for (int i = 0; i < 3; ++i) assert_cu_ok(cuMemsetD32Async(y, 0x01010101u * (unsigned)i, n / 4, left[i]));
     assert_cu_ok(cuEventRecord(ev, left[2]));
     assert_cu_ok(cuCtxDestroy(other));
@@ -1122,7 +1030,7 @@ static void test_destroy_stream_with_pending_work(void **state) {
     assert_cu_ok(cuMemFree(x));
     assert_cu_ok(cuMemFreeHost(src));
     assert_cu_ok(cuMemFreeHost(out));
-    busy_free(&w);
+    ts_busy_free(&w);
 }
 
 /* ------------------------------------------------------------------ contexts */
@@ -1135,22 +1043,22 @@ static void test_destroy_stream_with_pending_work(void **state) {
 static void test_stream_of_other_context(void **state) {
     ts_fixture *fx = ts_fx(state);
     const size_t n = 5 * TS_MiB + 3;
-    busy_work w = busy_new();
-    CUstream s1 = stream_new(CU_STREAM_NON_BLOCKING);
-    CUevent e1 = event_new(0);
-    CUdeviceptr d1 = dev_alloc(n);
+    ts_busy w = ts_busy_new();
+    CUstream s1 = ts_stream_new(CU_STREAM_NON_BLOCKING);
+    CUevent e1 = ts_event_new(0);
+    CUdeviceptr d1 = ts_dev_alloc(n);
     void *portable = NULL;
     assert_cu_ok(cuMemHostAlloc(&portable, n, CU_MEMHOSTALLOC_PORTABLE));
-    unsigned char *h = portable, *src = pinned_alloc(n);
+    unsigned char *h = portable, *src = ts_pinned_alloc(n);
     ts_fill_random(src, n, 0xC7C7);
     memset(h, 0x44, n);
 
     CUcontext c2 = NULL;
     assert_cu_ok(cuCtxCreate(&c2, NULL, 0, fx->dev)); /* current */
-    CUstream s2 = stream_new(CU_STREAM_NON_BLOCKING);
-    CUevent e2 = event_new(0);
-    CUdeviceptr d2 = dev_alloc(n);
-    unsigned char *out = pinned_alloc(n);
+    CUstream s2 = ts_stream_new(CU_STREAM_NON_BLOCKING);
+    CUevent e2 = ts_event_new(0);
+    CUdeviceptr d2 = ts_dev_alloc(n);
+    unsigned char *out = ts_pinned_alloc(n);
     memset(out, 0xEE, n);
 
     CUcontext c = NULL;
@@ -1175,7 +1083,7 @@ static void test_stream_of_other_context(void **state) {
     CUcontext popped = NULL;
     assert_cu_ok(cuCtxPopCurrent(&popped));
     assert_ptr_equal(popped, c2);
-    busy_until_not_ready(&w, s1);
+    ts_busy_until_not_ready(&w, s1);
     assert_cu_ok(cuMemcpyHtoDAsync(d1, src, n, s1));
     assert_cu_ok(cuMemcpyDtoHAsync(h, d1, n, s1));
     assert_cu_ok(cuEventRecord(e1, s1));
@@ -1203,7 +1111,7 @@ static void test_stream_of_other_context(void **state) {
     assert_cu_ok(cuMemFree(d1));
     assert_cu_ok(cuMemFreeHost(portable));
     assert_cu_ok(cuMemFreeHost(src));
-    busy_free(&w);
+    ts_busy_free(&w);
 }
 
 /* ------------------------------------------------------------------ waiting */
@@ -1230,17 +1138,17 @@ static void test_sched_flags_wait(void **state) {
         unsigned got = 0xdead;
         assert_cu_ok(cuCtxGetFlags(&got));
         assert_int_equal(got & CU_CTX_SCHED_MASK, flags[i]);
-        busy_work w = busy_new();
-        CUstream s = stream_new(i % 2 ? CU_STREAM_NON_BLOCKING : 0);
-        CUevent ev_default = event_new(0), ev_blocking = event_new(CU_EVENT_BLOCKING_SYNC);
-        unsigned char *src = pinned_alloc(n), *out = pinned_alloc(n), *page = ts_malloc(n);
-        CUdeviceptr x = dev_alloc(n);
+        ts_busy w = ts_busy_new();
+        CUstream s = ts_stream_new(i % 2 ? CU_STREAM_NON_BLOCKING : 0);
+        CUevent ev_default = ts_event_new(0), ev_blocking = ts_event_new(CU_EVENT_BLOCKING_SYNC);
+        unsigned char *src = ts_pinned_alloc(n), *out = ts_pinned_alloc(n), *page = ts_malloc(n);
+        CUdeviceptr x = ts_dev_alloc(n);
         double cpu = 0, wall = 0;
         for (int way = 0; way < 5; ++way) {
             ts_fill_random(src, n, 0x5C0 + 16 * i + (uint64_t)way);
             memset(out, 0xEE, n);
             const CUstream on = way == 4 ? NULL : s;
-            busy_until_not_ready(&w, on);
+            ts_busy_until_not_ready(&w, on);
             assert_cu_ok(cuMemcpyHtoDAsync(x, src, n, on));
             assert_cu_ok(cuMemcpyDtoHAsync(out, x, n, on));
             const double t0 = ts_now(), c0 = thread_cpu_seconds();
@@ -1279,7 +1187,7 @@ static void test_sched_flags_wait(void **state) {
         assert_cu_ok(cuMemFreeHost(src));
         assert_cu_ok(cuMemFreeHost(out));
         ts_free(page);
-        busy_free(&w);
+        ts_busy_free(&w);
         assert_cu_ok(cuCtxDestroy(c));
         assert_ptr_equal(current_ctx(), fx->ctx);
     }
@@ -1381,15 +1289,15 @@ static void test_launch_blocking_env(void **state) {
     /* Without the variable (this process): the busy work is seen running. */
     const char *set = getenv("CUDA_LAUNCH_BLOCKING");
     if (set && set[0] == '1') ts_skip("CUDA_LAUNCH_BLOCKING=1 is set for the whole test run: no asynchronous control");
-    busy_work w = busy_new();
-    CUstream s = stream_new(CU_STREAM_NON_BLOCKING);
-    busy_until_not_ready(&w, s);
+    ts_busy w = ts_busy_new();
+    CUstream s = ts_stream_new(CU_STREAM_NON_BLOCKING);
+    ts_busy_until_not_ready(&w, s);
     assert_cu_ok(cuStreamSynchronize(s));
-    busy_until_not_ready(&w, NULL); /* the legacy stream too, with this many */
+    ts_busy_until_not_ready(&w, NULL); /* the legacy stream too, with this many */
     assert_cu_ok(cuStreamSynchronize(NULL));
     const unsigned reps = w.reps;
     assert_cu_ok(cuStreamDestroy(s));
-    busy_free(&w);
+    ts_busy_free(&w);
 
     /* The same in a child started with CUDA_LAUNCH_BLOCKING=1. */
     size_t count = 0;
@@ -1424,13 +1332,13 @@ static void test_launch_blocking_env(void **state) {
 static void test_legacy_follows_destroyed_stream(void **state) {
     (void)state;
     const size_t n = 32 * TS_MiB + 13;
-    unsigned char *src = pinned_alloc(n);
-    CUdeviceptr d = dev_alloc(n);
+    unsigned char *src = ts_pinned_alloc(n);
+    CUdeviceptr d = ts_dev_alloc(n);
     for (int round = 0; round < 3; ++round) {
         ts_fill_random(src, n, 0xD35700 + (uint64_t)round);
         assert_cu_ok(cuMemsetD8(d, 0, n));
         assert_cu_ok(cuCtxSynchronize());
-        CUstream s = stream_new(CU_STREAM_DEFAULT);
+        CUstream s = ts_stream_new(CU_STREAM_DEFAULT);
         assert_cu_ok(cuMemcpyHtoDAsync(d, src, n, s));
         assert_cu_ok(cuStreamDestroy(s));
         unsigned char tail[16];

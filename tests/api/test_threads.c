@@ -407,14 +407,7 @@ static void test_threads_copy(void **state) {
 }
 
 static void test_threads_launch_kernels(void **state) {
-    const char *why = NULL;
-    if (!ts_nvrtc_available(&why)) ts_skip("%s", why);
-    size_t size = 0;
-    void *cubin = ts_compile_cubin(kMixSource, "mix.cu", ts_device_arch(), &size);
-    if (!cubin) fail_msg("NVRTC could not compile mix.cu");
-    CUmodule m = NULL;
-    assert_cu_ok(cuModuleLoadData(&m, cubin));
-    free(cubin);
+    CUmodule m = ts_source_module(kMixSource, "mix.cu");
     CUfunction f = ts_get_function(m, "k_mix");
     static crew c;
     crew_init(&c, ts_fx(state), f, ts_have_real_gpu(NULL), KERNEL_ROUNDS);

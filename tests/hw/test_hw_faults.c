@@ -25,7 +25,6 @@
  * in flight); tests/api/test_faults.c covers that path on the simulator.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,38 +61,20 @@ typedef enum { FAULT_UNMAPPED, FAULT_FREED, FAULT_TRAP } fault_kind;
 
 /* ------------------------------------------------------------------ fixture */
 
-static void on_watchdog(int sig) {
-    (void)sig;
-    static const char msg[] = "test_hw_faults: a GPU fault hung the test (watchdog expired)\n";
-    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
-    (void)w;
-    _exit(1);
-}
-
 static int setup(void **state) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_watchdog;
-    sigaction(SIGALRM, &sa, NULL);
-    alarm(kWatchdogSeconds);
+    ts_watchdog_arm("test_hw_faults: a GPU fault hung the test", kWatchdogSeconds);
     return ts_hw_ctx_setup(state);
 }
 
 static int teardown(void **state) {
     int rc = ts_ctx_teardown(state);
-    alarm(0);
+    ts_watchdog_disarm();
     return rc;
 }
 
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 /* ------------------------------------------------------------------ kernels */
-
-static struct {
-    int tried;
-    void *cubin;
-    size_t size;
-} K;
 
 typedef struct {
     CUmodule module;
@@ -104,14 +85,8 @@ typedef struct {
 static kernels load_kernels(void) {
     const char *why = NULL;
     if (!ts_have_real_gpu(&why)) ts_skip("no real GPU: %s", why);
-    if (!ts_nvrtc_available(&why)) ts_skip("%s", why);
-    if (!K.tried) {
-        K.tried = 1;
-        K.cubin = ts_compile_cubin(kSource, "hw_faults.cu", ts_device_arch(), &K.size);
-    }
-    if (!K.cubin) fail_msg("NVRTC could not compile the kernels");
     kernels k;
-    assert_cu_ok(cuModuleLoadData(&k.module, K.cubin));
+    k.module = ts_source_module(kSource, "hw_faults.cu");
     k.store = ts_get_function(k.module, "k_store");
     k.trap = ts_get_function(k.module, "k_trap");
     k.vadd = ts_get_function(k.module, "vadd");

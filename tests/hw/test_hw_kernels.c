@@ -147,31 +147,11 @@ static const char kSource[] =
     "}\n"
     "}\n";
 
-static struct {
-    int tried;
-    void *cubin;
-    size_t size;
-} K;
-
-/* Skips without a GPU or NVRTC; returns the module (a fresh load of the cubin). */
+/* Skips without a GPU or NVRTC; returns the module (a fresh load). */
 static CUmodule hw_module(void) {
     const char *why = NULL;
     if (!ts_have_real_gpu(&why)) ts_skip("no real GPU: %s", why);
-    if (!ts_nvrtc_available(&why)) ts_skip("%s", why);
-    if (!K.tried) {
-        K.tried = 1;
-        K.cubin = ts_compile_cubin(kSource, "hw_kernels.cu", ts_device_arch(), &K.size);
-    }
-    if (!K.cubin) fail_msg("NVRTC could not compile the kernels");
-    CUmodule m = NULL;
-    assert_cu_ok(cuModuleLoadData(&m, K.cubin));
-    return m;
-}
-
-static CUdeviceptr dalloc(size_t n) {
-    CUdeviceptr p = 0;
-    assert_cu_ok(cuMemAlloc(&p, n));
-    return p;
+    return ts_source_module(kSource, "hw_kernels.cu");
 }
 
 #define LAUNCH(f, gx, gy, gz, bx, by, bz, smem, ...)                                                           \
@@ -195,7 +175,7 @@ static void test_hw_vector_add_16m(void **state) {
         a[i] = (float)(int)ts_rng_below(&rng, 2000001) / 8.0f - 125000.0f;
         b[i] = (float)(int)ts_rng_below(&rng, 2000001) / 3.0f;
     }
-    CUdeviceptr da = dalloc(bytes), db = dalloc(bytes), dc = dalloc(bytes);
+    CUdeviceptr da = ts_dev_alloc(bytes), db = ts_dev_alloc(bytes), dc = ts_dev_alloc(bytes);
     assert_cu_ok(cuMemcpyHtoD(da, a, bytes));
     assert_cu_ok(cuMemcpyHtoD(db, b, bytes));
     assert_cu_ok(cuMemsetD32(dc, 0xffffffffu, n));
@@ -214,7 +194,7 @@ static void test_hw_vector_add_16m(void **state) {
 
 static void index_map(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz) {
     const size_t blocks = (size_t)gx * gy * gz, threads = (size_t)bx * by * bz, n = blocks * threads;
-    CUdeviceptr ids = dalloc(n * 4), coords = dalloc(n * 16);
+    CUdeviceptr ids = ts_dev_alloc(n * 4), coords = ts_dev_alloc(n * 16);
     assert_cu_ok(cuMemsetD32(ids, 0, n));
     LAUNCH(f, gx, gy, gz, bx, by, bz, 0, &ids, &coords);
     assert_cu_ok(cuCtxSynchronize());
@@ -251,7 +231,7 @@ static void test_hw_index_map_3d(void **state) {
     /* Grid extremes: block counts and the last block's view. */
     CUfunction g = ts_get_function(m, "grid_marks");
     const unsigned grids[][3] = {{1, 65535, 1}, {1, 1, 65535}, {70000, 3, 2}, {1u << 24, 1, 1}, {2, 65535, 3}};
-    CUdeviceptr marks = dalloc(64);
+    CUdeviceptr marks = ts_dev_alloc(64);
     for (size_t i = 0; i < TS_ARRAY_SIZE(grids); ++i) {
         assert_cu_ok(cuMemsetD32(marks, 0, 16));
         LAUNCH(g, grids[i][0], grids[i][1], grids[i][2], 32, 1, 1, 0, &marks);
@@ -277,7 +257,7 @@ static void reduce(CUmodule m, unsigned smem, unsigned blocks, uint64_t seed) {
     ts_rng rng;
     ts_rng_init(&rng, seed);
     for (size_t i = 0; i < n; ++i) in[i] = (unsigned)ts_rng_next(&rng);
-    CUdeviceptr din = dalloc(n * 4), dout = dalloc(blocks * 8);
+    CUdeviceptr din = ts_dev_alloc(n * 4), dout = ts_dev_alloc(blocks * 8);
     assert_cu_ok(cuMemcpyHtoD(din, in, n * 4));
     assert_cu_ok(cuMemsetD32(dout, 0, blocks * 2));
     LAUNCH(f, blocks, 1, 1, 1024, 1, 1, smem, &din, &dout, &per_block);
@@ -350,7 +330,7 @@ static void test_hw_constant_data(void **state) {
     assert_int_equal(n, 1024);
     CUfunction f = ts_get_function(m, "const_read");
     const int count = 4096;
-    CUdeviceptr out = dalloc(count * 4);
+    CUdeviceptr out = ts_dev_alloc(count * 4);
     int h[256], back[4096];
     static const int inits[4] = {3, 5, 7, 9}; /* c_init x 2 */
     /* Twice with different constants: the second launch must not see the
@@ -387,7 +367,7 @@ typedef struct {
 static void test_hw_struct_and_many_params(void **state) {
     (void)state;
     CUmodule m = hw_module();
-    CUdeviceptr out = dalloc(64 * sizeof(double));
+    CUdeviceptr out = ts_dev_alloc(64 * sizeof(double));
     double h[64];
     /* struct_param(Padded p, char c, Padded q, double* out) */
     struct padded p = {-5, 3.25, -1234, 987654321}, q = {42, -1e300, 32767, -7};
@@ -420,7 +400,7 @@ static void test_hw_struct_and_many_params(void **state) {
     char a17 = 0;
     int a18 = 18;
     double a19 = -0.0;
-    CUdeviceptr a20 = dalloc(4);
+    CUdeviceptr a20 = ts_dev_alloc(4);
     const int forty_two = 42;
     assert_cu_ok(cuMemcpyHtoD(a20, &forty_two, 4));
     int a21 = -21;
@@ -447,7 +427,7 @@ static void test_hw_large_local_array(void **state) {
     assert_cu_ok(cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f));
     if (local < 16384) fail_msg("big_local: LOCAL_SIZE_BYTES %d", local);
     const unsigned blocks = 264, threads = 256, n = blocks * threads;
-    CUdeviceptr out = dalloc(n * 4);
+    CUdeviceptr out = ts_dev_alloc(n * 4);
     int seed = 12345;
     LAUNCH(f, blocks, 1, 1, threads, 1, 1, 0, &out, &seed);
     assert_cu_ok(cuCtxSynchronize());
@@ -468,7 +448,7 @@ static void test_hw_atomics(void **state) {
     (void)state;
     CUmodule m = hw_module();
     const unsigned n = 1u << 20;
-    CUdeviceptr counter = dalloc(4), maxv = dalloc(4), slots = dalloc(64 * 4);
+    CUdeviceptr counter = ts_dev_alloc(4), maxv = ts_dev_alloc(4), slots = ts_dev_alloc(64 * 4);
     assert_cu_ok(cuMemsetD32(counter, 0, 1));
     assert_cu_ok(cuMemsetD32(maxv, 0x80000000u, 1));
     assert_cu_ok(cuMemsetD32(slots, 0, 64));
@@ -513,7 +493,7 @@ static void test_hw_double_sin_exp(void **state) {
         const double u = (double)(ts_rng_next(&rng) >> 11) / 9007199254740992.0; /* [0, 1) */
         x[i] = i % 4 == 0 ? (u - 0.5) * 1400.0 : (u - 0.5) * 40.0;                /* exp stays finite */
     }
-    CUdeviceptr dx = dalloc(n * 8), ds = dalloc(n * 8), de = dalloc(n * 8);
+    CUdeviceptr dx = ts_dev_alloc(n * 8), ds = ts_dev_alloc(n * 8), de = ts_dev_alloc(n * 8);
     assert_cu_ok(cuMemcpyHtoD(dx, x, n * 8));
     int nn = n;
     LAUNCH(ts_get_function(m, "dmath"), n / 256, 1, 1, 256, 1, 1, 0, &dx, &ds, &de, &nn);
@@ -543,7 +523,7 @@ static void run_mix(CUmodule m, const unsigned *in, int n, unsigned *out, float 
     int t[256];
     for (int i = 0; i < 256; ++i) t[i] = i * 3;
     assert_cu_ok(cuMemcpyHtoD(tab, t, sizeof t));
-    CUdeviceptr din = dalloc((size_t)n * 4), dout = dalloc((size_t)n * 4), dfout = dalloc((size_t)n * 4);
+    CUdeviceptr din = ts_dev_alloc((size_t)n * 4), dout = ts_dev_alloc((size_t)n * 4), dfout = ts_dev_alloc((size_t)n * 4);
     assert_cu_ok(cuMemcpyHtoD(din, in, (size_t)n * 4));
     LAUNCH(ts_get_function(m, "mix"), (unsigned)(n + 255) / 256, 1, 1, 256, 1, 1, 0, &din, &dout, &dfout, &n);
     assert_cu_ok(cuMemcpyDtoH(out, dout, (size_t)n * 4));
@@ -611,7 +591,7 @@ static void test_hw_10000_launches(void **state) {
     (void)state;
     CUmodule m = hw_module();
     CUfunction f = ts_get_function(m, "counter_inc");
-    CUdeviceptr c = dalloc(8);
+    CUdeviceptr c = ts_dev_alloc(8);
     assert_cu_ok(cuMemsetD32(c, 0, 2));
     assert_cu_ok(cuCtxSynchronize());
     void *params[] = {&c};
@@ -645,7 +625,7 @@ static void test_hw_kernels_and_copies_interleaved(void **state) {
     assert_cu_ok(cuMemAllocHost((void **)&out1, bytes));
     assert_cu_ok(cuMemAllocHost((void **)&out2, bytes));
     ts_fill_random(src, bytes, 0x1e);
-    CUdeviceptr d = dalloc(bytes);
+    CUdeviceptr d = ts_dev_alloc(bytes);
     unsigned mul1 = 3, add1 = 7, mul2 = 1, add2 = 0x01000001, nn = n;
     for (int async = 0; async < 2; ++async) {
         memset(out1, 0, bytes);
@@ -691,7 +671,7 @@ static void test_hw_register_bound_kernel(void **state) {
     const int n = max_threads;
     float *in = ts_malloc((size_t)128 * n * 4), *out = ts_malloc((size_t)128 * n * 4);
     for (int i = 0; i < 128 * n; ++i) in[i] = (float)((i * 7 + i / 5) & 3);
-    CUdeviceptr din = dalloc((size_t)128 * n * 4), dout = dalloc((size_t)128 * n * 4);
+    CUdeviceptr din = ts_dev_alloc((size_t)128 * n * 4), dout = ts_dev_alloc((size_t)128 * n * 4);
     assert_cu_ok(cuMemcpyHtoD(din, in, (size_t)128 * n * 4));
     int nn = n;
     LAUNCH(f, 1, 1, 1, (unsigned)n, 1, 1, 0, &dout, &din, &nn);

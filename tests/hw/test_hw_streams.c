@@ -59,12 +59,6 @@ static const char kSource[] =
 #define FMA_GRID 1056 /* 8 blocks of 256 threads per SM of an H200 */
 #define FMA_ITERS (1 << 19)
 
-static struct {
-    int tried;
-    void *cubin;
-    size_t size;
-} K;
-
 typedef struct {
     CUmodule m;
     CUfunction spin, affine, fma;
@@ -74,36 +68,12 @@ typedef struct {
 static kernels hw_kernels(void) {
     const char *why = NULL;
     if (!ts_have_real_gpu(&why)) ts_skip("no real GPU: %s", why);
-    if (!ts_nvrtc_available(&why)) ts_skip("%s", why);
-    if (!K.tried) {
-        K.tried = 1;
-        K.cubin = ts_compile_cubin(kSource, "hw_streams.cu", ts_device_arch(), &K.size);
-    }
-    if (!K.cubin) fail_msg("NVRTC could not compile the kernels");
     kernels k;
-    assert_cu_ok(cuModuleLoadData(&k.m, K.cubin));
+    k.m = ts_source_module(kSource, "hw_streams.cu");
     k.spin = ts_get_function(k.m, "spin_ns");
     k.affine = ts_get_function(k.m, "affine");
     k.fma = ts_get_function(k.m, "fma_loop");
     return k;
-}
-
-static CUstream stream_new(unsigned flags) {
-    CUstream s = NULL;
-    assert_cu_ok(cuStreamCreate(&s, flags));
-    return s;
-}
-
-static CUevent event_new(unsigned flags) {
-    CUevent e = NULL;
-    assert_cu_ok(cuEventCreate(&e, flags));
-    return e;
-}
-
-static CUdeviceptr dev_alloc(size_t n) {
-    CUdeviceptr p = 0;
-    assert_cu_ok(cuMemAlloc(&p, n));
-    return p;
 }
 
 static void spin(const kernels *k, CUstream s, double ms, unsigned blocks, unsigned threads) {
@@ -136,7 +106,7 @@ static double median_of(double *v, int n) {
 typedef void (*work_fn)(const kernels *k, void *arg, int which);
 
 static double timed(const kernels *k, work_fn work, void *arg, int which, double *host_ms) {
-    CUevent a = event_new(0), b = event_new(0);
+    CUevent a = ts_event_new(0), b = ts_event_new(0);
     double best = 1e30, best_host = 1e30;
     for (int rep = 0; rep < 3; ++rep) {
         assert_cu_ok(cuCtxSynchronize());
@@ -197,11 +167,11 @@ static void overlap_case(const kernels *k, const char *what, work_fn work, overl
 static void test_hw_copy_kernel_overlap(void **state) {
     (void)state;
     kernels k = hw_kernels();
-    overlap_arg o = {stream_new(0), stream_new(0), 0, NULL, 256 * TS_MiB, 30.0};
+    overlap_arg o = {ts_stream_new(0), ts_stream_new(0), 0, NULL, 256 * TS_MiB, 30.0};
     /* A copy of about 30 ms: measure 256 MiB first. */
     assert_cu_ok(cuMemAllocHost(&o.host, o.bytes));
     ts_fill_random(o.host, o.bytes, 0x0E1A);
-    o.dev = dev_alloc(o.bytes);
+    o.dev = ts_dev_alloc(o.bytes);
     const double t256 = timed(&k, kernel_and_copy, &o, 2, NULL);
     size_t want = (size_t)((double)o.bytes * 30.0 / t256) & ~(TS_MiB - 1);
     if (want < 64 * TS_MiB) want = 64 * TS_MiB;
@@ -211,7 +181,7 @@ static void test_hw_copy_kernel_overlap(void **state) {
     o.bytes = want;
     assert_cu_ok(cuMemAllocHost(&o.host, o.bytes));
     ts_fill_random(o.host, o.bytes, 0x0E1B);
-    o.dev = dev_alloc(o.bytes);
+    o.dev = ts_dev_alloc(o.bytes);
     char what[96];
     snprintf(what, sizeof what, "copy/kernel overlap (30 ms spin, %zu MiB pinned host-to-device)", o.bytes >> 20);
     overlap_case(&k, what, kernel_and_copy, &o);
@@ -229,7 +199,7 @@ static void test_hw_copy_kernel_overlap(void **state) {
 static void test_hw_two_kernels_overlap(void **state) {
     (void)state;
     kernels k = hw_kernels();
-    overlap_arg o = {stream_new(0), stream_new(0), 0, NULL, 0, 30.0}; /* blocking: the legacy events enclose them */
+    overlap_arg o = {ts_stream_new(0), ts_stream_new(0), 0, NULL, 0, 30.0}; /* blocking: the legacy events enclose them */
     overlap_case(&k, "kernel/kernel overlap (30 ms spins of 2 blocks)", two_kernels, &o);
     assert_cu_ok(cuStreamDestroy(o.s1));
     assert_cu_ok(cuStreamDestroy(o.s2));
@@ -248,7 +218,7 @@ static void chain_in_stream(const kernels *k, CUstream s, uint64_t seed) {
     assert_cu_ok(cuMemAllocHost((void **)&out, bytes));
     ts_fill_random(src, bytes, seed);
     memset(out, 0, bytes);
-    CUdeviceptr x = dev_alloc(bytes), y = dev_alloc(bytes);
+    CUdeviceptr x = ts_dev_alloc(bytes), y = ts_dev_alloc(bytes);
     ts_rng rng;
     ts_rng_init(&rng, seed ^ 0xAFF);
     unsigned mul[40], add[40];
@@ -280,7 +250,7 @@ static void chain_in_stream(const kernels *k, CUstream s, uint64_t seed) {
 static void test_hw_kernel_chain_in_order(void **state) {
     (void)state;
     kernels k = hw_kernels();
-    CUstream s = stream_new(0), nb = stream_new(CU_STREAM_NON_BLOCKING);
+    CUstream s = ts_stream_new(0), nb = ts_stream_new(CU_STREAM_NON_BLOCKING);
     chain_in_stream(&k, s, 0xC1);
     chain_in_stream(&k, nb, 0xC2);
     chain_in_stream(&k, NULL, 0xC3);
@@ -304,9 +274,9 @@ static void cross_case(const kernels *k, CUstream a, CUstream b, int use_event, 
     assert_cu_ok(cuMemAllocHost((void **)&out, bytes));
     ts_fill_random(src, bytes, seed);
     memset(out, 0, bytes);
-    CUdeviceptr x = dev_alloc(bytes);
+    CUdeviceptr x = ts_dev_alloc(bytes);
     assert_cu_ok(cuMemcpyHtoD(x, src, bytes));
-    CUevent e = event_new(CU_EVENT_DISABLE_TIMING);
+    CUevent e = ts_event_new(CU_EVENT_DISABLE_TIMING);
     spin(k, a, 20.0, 1, 32);
     affine(k, a, x, 3, 7, n);
     if (use_event) {
@@ -331,8 +301,8 @@ static void cross_case(const kernels *k, CUstream a, CUstream b, int use_event, 
 static void test_hw_cross_stream_order(void **state) {
     (void)state;
     kernels k = hw_kernels();
-    CUstream b1 = stream_new(0), b2 = stream_new(0), n1 = stream_new(CU_STREAM_NON_BLOCKING),
-             n2 = stream_new(CU_STREAM_NON_BLOCKING);
+    CUstream b1 = ts_stream_new(0), b2 = ts_stream_new(0), n1 = ts_stream_new(CU_STREAM_NON_BLOCKING),
+             n2 = ts_stream_new(CU_STREAM_NON_BLOCKING);
     cross_case(&k, n1, n2, 1, 0xA1);
     cross_case(&k, b1, b2, 1, 0xA2);
     cross_case(&k, b1, n1, 1, 0xA3);
@@ -357,8 +327,8 @@ static void test_hw_cross_stream_order(void **state) {
 static void test_hw_non_blocking_does_not_wait(void **state) {
     (void)state;
     kernels k = hw_kernels();
-    CUstream nb = stream_new(CU_STREAM_NON_BLOCKING), bl = stream_new(0);
-    CUdeviceptr d = dev_alloc(4099);
+    CUstream nb = ts_stream_new(CU_STREAM_NON_BLOCKING), bl = ts_stream_new(0);
+    CUdeviceptr d = ts_dev_alloc(4099);
     unsigned char back[4099], expect[4099];
     spin(&k, NULL, 200.0, 1, 32);
     double t0 = ts_now();
@@ -393,8 +363,8 @@ static void test_hw_non_blocking_does_not_wait(void **state) {
 static void test_hw_event_timing(void **state) {
     (void)state;
     kernels k = hw_kernels();
-    CUstream s = stream_new(CU_STREAM_NON_BLOCKING);
-    CUevent a = event_new(0), b = event_new(CU_EVENT_BLOCKING_SYNC);
+    CUstream s = ts_stream_new(CU_STREAM_NON_BLOCKING);
+    CUevent a = ts_event_new(0), b = ts_event_new(CU_EVENT_BLOCKING_SYNC);
 
     /* A 10 ms spin: the events' clock is the one the kernel reads. */
     double spin_ms[5], spin_host[5];
@@ -417,7 +387,7 @@ static void test_hw_event_timing(void **state) {
 
     /* The fixed-work kernel, as bench_events times it. */
     enum { RUNS = 20 };
-    CUdeviceptr out = dev_alloc((size_t)FMA_GRID * 256 * 4);
+    CUdeviceptr out = ts_dev_alloc((size_t)FMA_GRID * 256 * 4);
     int iters = FMA_ITERS;
     void *params[] = {&out, &iters};
     for (int i = 0; i < 3; ++i) assert_cu_ok(cuLaunchKernel(k.fma, FMA_GRID, 1, 1, 256, 1, 1, 0, s, params, NULL));
@@ -469,8 +439,8 @@ static void test_hw_wait_cpu_cost(void **state) {
         CUcontext c = NULL;
         assert_cu_ok(cuCtxCreate(&c, NULL, flags[i], fx->dev));
         kernels k = hw_kernels();
-        CUstream s = stream_new(CU_STREAM_NON_BLOCKING);
-        CUevent blocking = event_new(CU_EVENT_BLOCKING_SYNC);
+        CUstream s = ts_stream_new(CU_STREAM_NON_BLOCKING);
+        CUevent blocking = ts_event_new(CU_EVENT_BLOCKING_SYNC);
         spin(&k, s, 1.0, 1, 32); /* warm up: local memory, caches */
         assert_cu_ok(cuStreamSynchronize(s));
         /* cuStreamSynchronize */

@@ -1,6 +1,7 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE */
 #include "support/test_support.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,6 +242,108 @@ int ts_device_arch(void) {
     assert_cu_ok(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
     assert_cu_ok(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
     return major * 10 + minor;
+}
+
+CUstream ts_stream_new(unsigned flags) {
+    CUstream s = NULL;
+    assert_cu_ok(cuStreamCreate(&s, flags));
+    assert_non_null(s);
+    return s;
+}
+
+CUevent ts_event_new(unsigned flags) {
+    CUevent e = NULL;
+    assert_cu_ok(cuEventCreate(&e, flags));
+    assert_non_null(e);
+    return e;
+}
+
+CUdeviceptr ts_dev_alloc(size_t n) {
+    CUdeviceptr p = 0;
+    assert_cu_ok(cuMemAlloc(&p, n));
+    return p;
+}
+
+unsigned char *ts_pinned_alloc(size_t n) {
+    void *p = NULL;
+    assert_cu_ok(cuMemAllocHost(&p, n));
+    return p;
+}
+
+ts_busy ts_busy_new(void) {
+    ts_busy w = {0, 0, 64 * TS_MiB + 3, 4};
+    w.a = ts_dev_alloc(w.n);
+    w.b = ts_dev_alloc(w.n);
+    assert_cu_ok(cuMemsetD8(w.a, 0x11, w.n));
+    assert_cu_ok(cuMemsetD8(w.b, 0x22, w.n));
+    assert_cu_ok(cuCtxSynchronize()); /* non-blocking streams do not wait for these */
+    return w;
+}
+
+void ts_busy_queue(const ts_busy *w, CUstream s) {
+    for (unsigned i = 0; i < w->reps; ++i)
+        assert_cu_ok(cuMemcpyDtoDAsync(i & 1 ? w->a : w->b, i & 1 ? w->b : w->a, w->n, s));
+}
+
+void ts_busy_until_not_ready(ts_busy *w, CUstream s) {
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        ts_busy_queue(w, s);
+        const CUresult r = cuStreamQuery(s);
+        if (r == CUDA_ERROR_NOT_READY) return;
+        assert_cu(CUDA_SUCCESS, r);
+        assert_cu_ok(cuStreamSynchronize(s));
+        w->reps *= 4;
+    }
+    fail_msg("cuStreamQuery(%p) never answered CUDA_ERROR_NOT_READY right after %u queued copies of %zu bytes",
+             (void *)s, w->reps / 4, w->n);
+}
+
+void ts_busy_free(ts_busy *w) {
+    assert_cu_ok(cuMemFree(w->a));
+    assert_cu_ok(cuMemFree(w->b));
+}
+
+static char watchdog_message[128];
+static size_t watchdog_length;
+
+static void on_watchdog(int sig) {
+    (void)sig;
+    ssize_t n = write(STDERR_FILENO, watchdog_message, watchdog_length);
+    (void)n;
+    _exit(1);
+}
+
+void ts_watchdog_arm(const char *who, unsigned seconds) {
+    int n = snprintf(watchdog_message, sizeof watchdog_message, "%s (watchdog expired)\n", who);
+    watchdog_length = n < 0 ? 0 : (size_t)n < sizeof watchdog_message ? (size_t)n : sizeof watchdog_message - 1;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_watchdog;
+    sigaction(SIGALRM, &sa, NULL);
+    alarm(seconds);
+}
+
+void ts_watchdog_disarm(void) { alarm(0); }
+
+CUmodule ts_source_module(const char *source, const char *name) {
+    static struct {
+        const char *source;
+        void *cubin;
+    } cache[8];
+    const char *why = NULL;
+    if (!ts_nvrtc_available(&why)) ts_skip("NVRTC is needed: %s", why);
+    size_t i = 0;
+    while (i < TS_ARRAY_SIZE(cache) && cache[i].source && cache[i].source != source) ++i;
+    if (i == TS_ARRAY_SIZE(cache)) fail_msg("ts_source_module: more than %zu kernel sources", TS_ARRAY_SIZE(cache));
+    if (!cache[i].source) {
+        size_t size = 0;
+        cache[i].source = source;
+        cache[i].cubin = ts_compile_cubin(source, name, ts_device_arch(), &size);
+    }
+    if (!cache[i].cubin) fail_msg("NVRTC could not compile %s", name);
+    CUmodule m = NULL;
+    assert_cu_ok(cuModuleLoadData(&m, cache[i].cubin));
+    return m;
 }
 
 CUfunction ts_get_function(CUmodule m, const char *name) {

@@ -11,6 +11,11 @@
  *   ts_malloc                       host buffers freed by ts_ctx_teardown
  *   ts_have_real_gpu                whether this machine has a real NVIDIA GPU
  *   ts_compile_cubin/_ptx/_fatbin   kernels built at test time (ts_kernels.h)
+ *   ts_source_module                a kernel source compiled once (NVRTC), loaded
+ *   ts_stream_new / ts_event_new    created or the test fails
+ *   ts_dev_alloc / ts_pinned_alloc  allocated or the test fails
+ *   ts_busy_*                       device work a stream is still running
+ *   ts_watchdog_arm                 a hang ends the process with a message
  *
  * cmocka's assertions longjmp out of the test: call them (and assert_cu) from
  * the test's own thread only; worker threads record results instead.
@@ -115,10 +120,50 @@ static inline ts_fixture *ts_fx(void **state) { return (ts_fixture *)*state; }
 
 /* Device 0's compute capability as major * 10 + minor (90 for sm_90). */
 int ts_device_arch(void);
+/* 'source' compiled with NVRTC for device 0 (once per source text: the cubin
+ * is kept for the process), loaded into the current context. Skips the test
+ * without NVRTC; fails it when the source does not compile. 'name' names the
+ * program in messages. */
+CUmodule ts_source_module(const char *source, const char *name);
 /* cuModuleGetFunction that fails the test unless it finds 'name'. */
 CUfunction ts_get_function(CUmodule m, const char *name);
 /* A host pointer as the CUdeviceptr that unified addressing makes of it. */
 static inline CUdeviceptr ts_dptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
+
+/* ------------------------------------------------------------------ objects */
+
+/* cuStreamCreate / cuEventCreate / cuMemAlloc / cuMemAllocHost, failing the
+ * test unless they succeed (the context frees what is left). */
+CUstream ts_stream_new(unsigned flags);
+CUevent ts_event_new(unsigned flags);
+CUdeviceptr ts_dev_alloc(size_t n);
+unsigned char *ts_pinned_alloc(size_t n);
+
+/* Busy work: 'reps' device-to-device copies of 64 MiB between two scratch
+ * buffers, queued on a stream. On the simulator each is a memmove of tens of
+ * ms; the H200 does one in ~50 us, so ts_busy_until_not_ready grows 'reps'
+ * until the work is seen running. */
+typedef struct {
+    CUdeviceptr a, b;
+    size_t n;
+    unsigned reps;
+} ts_busy;
+
+ts_busy ts_busy_new(void);
+void ts_busy_queue(const ts_busy *w, CUstream s);
+/* Queues busy work on 's' until cuStreamQuery(s), right after queueing it,
+ * answers CUDA_ERROR_NOT_READY: the work is then still running. Fails when
+ * the stream never looks busy (cuStreamQuery claims completion too early). */
+void ts_busy_until_not_ready(ts_busy *w, CUstream s);
+void ts_busy_free(ts_busy *w);
+
+/* ------------------------------------------------------------------ hangs */
+
+/* In 'seconds', unless disarmed, the process prints "<who>: a hang (watchdog
+ * expired)" and exits with status 1: a hang fails the run instead of
+ * stalling it. */
+void ts_watchdog_arm(const char *who, unsigned seconds);
+void ts_watchdog_disarm(void);
 
 /* ------------------------------------------------------------------ environment */
 
