@@ -180,7 +180,8 @@ demo: samples
 	 NVLITE_DEVICE=$$dev $(BUILD)/samples/device_query && NVLITE_DEVICE=$$dev $(BUILD)/samples/copy_roundtrip 256
 
 header-check:
-	@$(MAKE) --no-print-directory -C tests/header check BUILD=$(abspath $(BUILD))/tests/header
+	@$(MAKE) --no-print-directory -C tests/header check BUILD=$(abspath $(BUILD))/tests/header \
+	  NVLITE_LIB_DIR=$(abspath $(BUILD))/lib
 
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/nvlite $(DESTDIR)$(PREFIX)/lib/pkgconfig

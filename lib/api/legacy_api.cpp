@@ -4,6 +4,12 @@
 //  - the per-thread default stream variants (_ptds / _ptsz) that a program
 //    built with CUDA_API_PER_THREAD_DEFAULT_STREAM calls.
 // The header's mapping macros are undone here so the old names can be defined.
+//
+// cuda.h's library view (__CUDA_API_VERSION_INTERNAL) declares every one of
+// these names with its true signature, so a definition here that differs is
+// a compile error; _ODR keeps its enums the same as in the other files.
+#define __CUDA_API_VERSION_INTERNAL
+#define __CUDA_API_VERSION_INTERNAL_ODR
 #include <cstdint>
 
 #include "api/api_internal.h"
