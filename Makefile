@@ -195,4 +195,53 @@ install: lib
 clean:
 	rm -rf $(BUILD)
 
+# ---- Tools and checks for runs on the GPU machine (tools/etrace, tests/dropin) ----
+# make etrace          build/etrace/libetrace.so: LD_AUDIT logger of cuGetExportTable
+#                      and of every call into the driver's private tables
+# make etrace-test     its checks without a GPU (a stand-in libcuda.so.1); part of make test
+# make dropin-checks   build/dropin/nvrtc_driver (NVRTC + driver API, linked against the
+#                      toolkit's stub libcuda, runs on either driver) and
+#                      build/dropin/libmaps_check.so (preload: which driver a process mapped)
+ETRACE_DIR  := $(BUILD)/etrace
+ETRACE_SO   := $(ETRACE_DIR)/libetrace.so
+ETRACE_SRCS := tools/etrace/etrace.c tools/etrace/audit.c tools/etrace/enter.S
+ETRACE_CFLAGS := -std=gnu11 $(WARN) -O2 -fPIC $(CFLAGS)
+
+$(ETRACE_SO): $(ETRACE_SRCS) tools/etrace/etrace.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ETRACE_CFLAGS) -shared -Wl,-z,now -o $@ $(ETRACE_SRCS) -ldl -lpthread
+
+$(ETRACE_DIR)/test/libcuda.so.1: tools/etrace/test/fake_driver.c tools/etrace/test/fake_tables.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ETRACE_CFLAGS) -shared -fvisibility=hidden -Wl,-soname,libcuda.so.1 -o $@ $<
+
+$(ETRACE_DIR)/test/etrace_client: tools/etrace/test/etrace_client.c tools/etrace/test/fake_tables.h $(ETRACE_DIR)/test/libcuda.so.1
+	$(CC) $(ETRACE_CFLAGS) -Wl,-z,lazy -o $@ $< $(ETRACE_DIR)/test/libcuda.so.1 -ldl
+
+$(ETRACE_DIR)/test_etrace: tools/etrace/test/test_etrace.c tools/etrace/test/fake_tables.h $(ETRACE_SRCS) tools/etrace/etrace.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ETRACE_CFLAGS) -o $@ $< tools/etrace/etrace.c tools/etrace/enter.S -lcmocka -ldl -lpthread
+
+etrace: $(ETRACE_SO)
+
+etrace-test: $(ETRACE_SO) $(ETRACE_DIR)/test_etrace $(ETRACE_DIR)/test/etrace_client
+	@$(ETRACE_DIR)/test_etrace && echo "== etrace: PASS"
+
+DROPIN_BINS := $(BUILD)/dropin/nvrtc_driver $(BUILD)/dropin/libmaps_check.so
+
+$(BUILD)/dropin/nvrtc_driver: tests/dropin/nvrtc_driver.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -I$(CUDA_HOME)/include $< -o $@ -L$(CUDA_HOME)/lib64/stubs -lcuda $(SAMPLE_NVRTC)
+
+$(BUILD)/dropin/libmaps_check.so: tests/dropin/maps_check.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -fPIC -shared -o $@ $< -ldl
+
+dropin-checks: $(DROPIN_BINS)
+
+.PHONY: etrace etrace-test dropin-checks
+ifneq ($(NO_BUILD),1)
+test: etrace-test dropin-checks
+endif
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
