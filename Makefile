@@ -114,7 +114,8 @@ bench: $(BENCH_BINS)
 # Their cases run under a setjmp crash guard: built without optimisation, so
 # that locals keep their values across the longjmp.
 PROBE_CFLAGS := $(ALL_CFLAGS) -O0
-PROBE_BINS := $(BUILD)/probes/compat_probe_libcuda $(BUILD)/probes/compat_probe_nvlite $(BUILD)/probes/module_probe
+PROBE_BINS := $(BUILD)/probes/compat_probe_libcuda $(BUILD)/probes/compat_probe_nvlite $(BUILD)/probes/module_probe \
+              $(BUILD)/probes/dropin_probe
 
 $(BUILD)/probes/compat_probe_libcuda: tests/compat/compat_probe.c tests/compat/probe.h
 	@mkdir -p $(dir $@)
@@ -127,6 +128,13 @@ $(BUILD)/probes/compat_probe_nvlite: tests/compat/compat_probe.c tests/compat/pr
 $(BUILD)/probes/module_probe: tests/compat/module_probe.c tests/compat/probe.h $(BUILD)/obj/tests/support/ts_kernels.o $(BUILD)/lib/libnvlite.so
 	@mkdir -p $(dir $@)
 	$(CC) $(PROBE_CFLAGS) -Itests $< $(BUILD)/obj/tests/support/ts_kernels.o -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
+
+# dropin_probe links no CUDA library: it dlopen()s libcuda.so.1 (NVIDIA's
+# cuda.h for the types), so one binary probes libcuda, or nvlite through
+# build/bin/nvlite-run.
+$(BUILD)/probes/dropin_probe: tests/compat/dropin_probe.c tests/compat/probe.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -O0 -g -I$(CUDA_HOME)/include -Itests/compat $< -o $@ -ldl
 
 probes: $(PROBE_BINS)
 
