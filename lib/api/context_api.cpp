@@ -1,11 +1,12 @@
 // Contexts: creation, the current-context stack, primary contexts.
 #include "api/entry.h"
+#include "api/entry_impls.h"
 #include "core/context.h"
 #include "core/device.h"
 #include "core/runtime.h"
 
-using namespace nvl;
-using nvl::api::entry;
+namespace nvl::api {
+
 using core::Context;
 
 namespace {
@@ -47,173 +48,149 @@ Result<Context*> known(CUcontext handle) {
 
 }  // namespace
 
-NVL_EXPORT CUresult cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice dev) {
-    return entry("cuCtxCreate_v2", [&] { return createContext(pctx, flags, dev); }, "%p, %u, %d",
-                 static_cast<void*>(pctx), flags, dev);
+Status ctxCreate(CUcontext* pctx, unsigned int flags, CUdevice dev) { return createContext(pctx, flags, dev); }
+
+Status ctxCreateV3(CUcontext* pctx, CUexecAffinityParam* paramsArray, int numParams, unsigned int flags,
+                   CUdevice dev) {
+    // Execution affinity (SM partitioning) is not something nvlite offers.
+    if (paramsArray && numParams > 0) return CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
+    return createContext(pctx, flags, dev);
 }
 
-NVL_EXPORT CUresult cuCtxCreate_v3(CUcontext* pctx, CUexecAffinityParam* paramsArray, int numParams,
-                                   unsigned int flags, CUdevice dev) {
-    return entry("cuCtxCreate_v3", [&]() -> Status {
-        // Execution affinity (SM partitioning) is not something nvlite offers.
-        if (paramsArray && numParams > 0) return CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
-        return createContext(pctx, flags, dev);
-    }, "%p, %p, %d, %u, %d", static_cast<void*>(pctx), static_cast<void*>(paramsArray), numParams, flags, dev);
+Status ctxCreateV4(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags, CUdevice dev) {
+    if (params) {
+        if (params->execAffinityParams && params->numExecAffinityParams > 0)
+            return CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
+        if (params->cigParams) return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    return createContext(pctx, flags, dev);
 }
 
-NVL_EXPORT CUresult cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags, CUdevice dev) {
-    return entry("cuCtxCreate_v4", [&]() -> Status {
-        if (params) {
-            if (params->execAffinityParams && params->numExecAffinityParams > 0)
-                return CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
-            if (params->cigParams) return CUDA_ERROR_NOT_SUPPORTED;
-        }
-        return createContext(pctx, flags, dev);
-    }, "%p, %p, %u, %d", static_cast<void*>(pctx), static_cast<void*>(params), flags, dev);
+Status ctxDestroy(CUcontext ctx) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!ctx) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(Context * c, known(ctx));
+    if (c->isPrimary()) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!c->active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    c->deactivate();
+    // Popped from the calling thread when on top; anywhere else (other
+    // threads, lower on the stack) it stays, destroyed, as in libcuda.
+    if (core::current::top() == c) core::current::pop();
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
-    return entry("cuCtxDestroy_v2", [&]() -> Status {
-        NVL_TRY(core::Runtime::get().checkInit());
-        if (!ctx) return CUDA_ERROR_INVALID_VALUE;
-        NVL_ASSIGN_OR_RETURN(Context * c, known(ctx));
-        if (c->isPrimary()) return CUDA_ERROR_INVALID_CONTEXT;
-        if (!c->active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
-        c->deactivate();
-        // Popped from the calling thread when on top; anywhere else (other
-        // threads, lower on the stack) it stays, destroyed, as in libcuda.
-        if (core::current::top() == c) core::current::pop();
+Status ctxGetCurrent(CUcontext* pctx) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    Context* c = core::current::top();
+    *pctx = c ? c->handle() : nullptr;
+    return kOk;
+}
+
+Status ctxSetCurrent(CUcontext ctx) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!ctx) {
+        core::current::set(nullptr);
         return kOk;
-    }, "%p", static_cast<void*>(ctx));
+    }
+    // A destroyed context can be made current (libcuda accepts it); the
+    // calls that need it then answer CUDA_ERROR_CONTEXT_IS_DESTROYED.
+    NVL_ASSIGN_OR_RETURN(Context * c, known(ctx));
+    core::current::set(c);
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuCtxGetCurrent(CUcontext* pctx) {
-    return entry("cuCtxGetCurrent", [&]() -> Status {
-        NVL_TRY(core::Runtime::get().checkInit());
-        if (!pctx) return CUDA_ERROR_INVALID_VALUE;
-        Context* c = core::current::top();
-        *pctx = c ? c->handle() : nullptr;
-        return kOk;
-    }, "%p", static_cast<void*>(pctx));
+Status ctxPushCurrent(CUcontext ctx) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!ctx) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(Context * c, known(ctx));
+    core::current::push(c);
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
-    return entry("cuCtxSetCurrent", [&]() -> Status {
-        NVL_TRY(core::Runtime::get().checkInit());
-        if (!ctx) {
-            core::current::set(nullptr);
-            return kOk;
-        }
-        // A destroyed context can be made current (libcuda accepts it); the
-        // calls that need it then answer CUDA_ERROR_CONTEXT_IS_DESTROYED.
-        NVL_ASSIGN_OR_RETURN(Context * c, known(ctx));
-        core::current::set(c);
-        return kOk;
-    }, "%p", static_cast<void*>(ctx));
+Status ctxPopCurrent(CUcontext* pctx) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    Context* c = core::current::pop();
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    if (pctx) *pctx = c->handle();
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
-    return entry("cuCtxPushCurrent_v2", [&]() -> Status {
-        NVL_TRY(core::Runtime::get().checkInit());
-        if (!ctx) return CUDA_ERROR_INVALID_VALUE;
-        NVL_ASSIGN_OR_RETURN(Context * c, known(ctx));
-        core::current::push(c);
-        return kOk;
-    }, "%p", static_cast<void*>(ctx));
+Status ctxGetDevice(CUdevice* device) {
+    // Answers even for a destroyed current context, as libcuda does.
+    NVL_TRY(core::Runtime::get().checkInit());
+    Context* c = core::current::top();
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!device) return CUDA_ERROR_INVALID_VALUE;
+    *device = c->device().ordinal();
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuCtxPopCurrent_v2(CUcontext* pctx) {
-    return entry("cuCtxPopCurrent_v2", [&]() -> Status {
-        NVL_TRY(core::Runtime::get().checkInit());
-        Context* c = core::current::pop();
-        if (!c) return CUDA_ERROR_INVALID_CONTEXT;
-        if (pctx) *pctx = c->handle();
-        return kOk;
-    }, "%p", static_cast<void*>(pctx));
+Status ctxGetFlags(unsigned int* flags) {
+    NVL_ASSIGN_OR_RETURN(Context * c, core::requireCurrent());
+    if (!flags) return CUDA_ERROR_INVALID_VALUE;
+    *flags = c->flags();
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuCtxGetDevice(CUdevice* device) {
-    return entry("cuCtxGetDevice", [&]() -> Status {
-        // Answers even for a destroyed current context, as libcuda does.
-        NVL_TRY(core::Runtime::get().checkInit());
-        Context* c = core::current::top();
-        if (!c) return CUDA_ERROR_INVALID_CONTEXT;
-        if (!device) return CUDA_ERROR_INVALID_VALUE;
-        *device = c->device().ordinal();
-        return kOk;
-    }, "%p", static_cast<void*>(device));
-}
-
-NVL_EXPORT CUresult cuCtxGetFlags(unsigned int* flags) {
-    return entry("cuCtxGetFlags", [&]() -> Status {
-        NVL_ASSIGN_OR_RETURN(Context * c, core::requireCurrent());
-        if (!flags) return CUDA_ERROR_INVALID_VALUE;
-        *flags = c->flags();
-        return kOk;
-    }, "%p", static_cast<void*>(flags));
-}
-
-NVL_EXPORT CUresult cuCtxSynchronize(void) {
-    return entry("cuCtxSynchronize", [&]() -> Status {
-        NVL_ASSIGN_OR_RETURN(Context * c, core::requireCurrent());
-        return c->noted(c->synchronize());
-    }, "");
+Status ctxSynchronize() {
+    NVL_ASSIGN_OR_RETURN(Context * c, core::requireCurrent());
+    return c->noted(c->synchronize());
 }
 
 // ------------------------------------------------------------ primary contexts
 
-NVL_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
-    return entry("cuDevicePrimaryCtxRetain", [&]() -> Status {
-        NVL_TRY(core::Runtime::get().checkInit());
-        if (!pctx) return CUDA_ERROR_INVALID_VALUE;
-        NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
-        std::lock_guard lock(d->primaryMutex);
-        if (!d->primary) {
-            NVL_ASSIGN_OR_RETURN(d->primary, Context::create(*d, d->primaryFlags, true));
-        }
-        NVL_TRY(d->primary->activate(d->primaryFlags));
-        ++d->primaryRefs;
-        *pctx = d->primary->handle();
-        return kOk;
-    }, "%p, %d", static_cast<void*>(pctx), dev);
+Status devicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    std::lock_guard lock(d->primaryMutex);
+    if (!d->primary) {
+        NVL_ASSIGN_OR_RETURN(d->primary, Context::create(*d, d->primaryFlags, true));
+    }
+    NVL_TRY(d->primary->activate(d->primaryFlags));
+    ++d->primaryRefs;
+    *pctx = d->primary->handle();
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
-    return entry("cuDevicePrimaryCtxRelease_v2", [&]() -> Status {
-        NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
-        std::lock_guard lock(d->primaryMutex);
-        if (d->primaryRefs == 0) return CUDA_ERROR_INVALID_CONTEXT;
-        if (--d->primaryRefs == 0) d->primary->deactivate();
-        return kOk;
-    }, "%d", dev);
+Status devicePrimaryCtxRelease(CUdevice dev) {
+    NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    std::lock_guard lock(d->primaryMutex);
+    if (d->primaryRefs == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (--d->primaryRefs == 0) d->primary->deactivate();
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
-    return entry("cuDevicePrimaryCtxReset_v2", [&]() -> Status {
-        NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
-        std::lock_guard lock(d->primaryMutex);
-        if (d->primary) d->primary->deactivate();
-        return kOk;
-    }, "%d", dev);
+Status devicePrimaryCtxReset(CUdevice dev) {
+    NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    std::lock_guard lock(d->primaryMutex);
+    if (d->primary) d->primary->deactivate();
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
-    return entry("cuDevicePrimaryCtxGetState", [&]() -> Status {
-        NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
-        if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
-        std::lock_guard lock(d->primaryMutex);
-        *flags = d->primaryFlags;
-        *active = d->primary && d->primary->active() ? 1 : 0;
-        return kOk;
-    }, "%d, %p, %p", dev, static_cast<void*>(flags), static_cast<void*>(active));
+Status devicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
+    NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(d->primaryMutex);
+    *flags = d->primaryFlags;
+    *active = d->primary && d->primary->active() ? 1 : 0;
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) {
-    return entry("cuDevicePrimaryCtxSetFlags_v2", [&]() -> Status {
-        NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
-        if (!validFlags(flags)) return CUDA_ERROR_INVALID_VALUE;
-        std::lock_guard lock(d->primaryMutex);
-        d->primaryFlags = flags;
-        return kOk;
-    }, "%d, %u", dev, flags);
+Status devicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
+    NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    if (!validFlags(flags)) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(d->primaryMutex);
+    d->primaryFlags = flags;
+    return kOk;
 }
+
+// ------------------------------------------------------------------ profiler
+
+// cudaProfiler.h: profiling tools attach to libcuda, never to nvlite, so
+// there is nothing to start or stop; libcuda without a tool answers the same.
+Status profilerStart() { return core::requireCurrent().status(); }
+Status profilerStop() { return core::requireCurrent().status(); }
+
+}  // namespace nvl::api
