@@ -1,4 +1,6 @@
 // Contexts: creation, the current-context stack, primary contexts.
+#include <algorithm>
+
 #include "api/entry.h"
 #include "api/entry_impls.h"
 #include "core/context.h"
@@ -45,6 +47,21 @@ Result<Context*> known(CUcontext handle) {
     if (!ctx) return CUDA_ERROR_INVALID_CONTEXT;
     return ctx;
 }
+
+// A context argument of the _v2 getters and cuCtxGetId: NULL is the
+// current one.
+Result<Context*> contextOrCurrent(CUcontext ctx) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!ctx) {
+        Context* c = core::current::top();
+        if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+        return c;
+    }
+    return known(ctx);
+}
+
+// The most local memory a thread may have (sm_90: 512 KiB).
+constexpr size_t kMaxStackBytes = 512 << 10;
 
 }  // namespace
 
@@ -136,6 +153,116 @@ Status ctxGetFlags(unsigned int* flags) {
 Status ctxSynchronize() {
     NVL_ASSIGN_OR_RETURN(Context * c, core::requireCurrent());
     return c->noted(c->synchronize());
+}
+
+Status ctxSynchronizeV2(CUcontext ctx) {
+    NVL_ASSIGN_OR_RETURN(Context * c, contextOrCurrent(ctx));
+    if (!c->active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    if (CUresult sticky = c->stickyError(); sticky != CUDA_SUCCESS) return sticky;
+    return c->noted(c->synchronize());
+}
+
+Status ctxGetDeviceV2(CUdevice* device, CUcontext ctx) {
+    NVL_ASSIGN_OR_RETURN(Context * c, contextOrCurrent(ctx));
+    if (!device) return CUDA_ERROR_INVALID_VALUE;
+    *device = c->device().ordinal();
+    return kOk;
+}
+
+Status ctxSetFlags(unsigned int flags) {
+    NVL_ASSIGN_OR_RETURN(Context * c, core::requireCurrent());
+    if (!validFlags(flags)) return CUDA_ERROR_INVALID_VALUE;
+    c->setFlags(flags);
+    return kOk;
+}
+
+Status ctxGetId(CUcontext ctx, unsigned long long* ctxId) {
+    NVL_ASSIGN_OR_RETURN(Context * c, contextOrCurrent(ctx));
+    if (!c->active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    if (!ctxId) return CUDA_ERROR_INVALID_VALUE;
+    *ctxId = c->id();
+    return kOk;
+}
+
+// The API version of contexts made through cuCtxCreate_v2 and later (every
+// context nvlite makes): 3020.
+Status ctxGetApiVersion(CUcontext ctx, unsigned int* version) {
+    constexpr unsigned kApiVersion = 3020;
+    NVL_ASSIGN_OR_RETURN(Context * c, contextOrCurrent(ctx));
+    if (!c->active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    if (!version) return CUDA_ERROR_INVALID_VALUE;
+    *version = kApiVersion;
+    return kOk;
+}
+
+// ------------------------------------------------------------------ limits
+
+// CU_LIMIT_STACK_SIZE is the per-thread stack every launch gets. The two
+// hints (L2 fetch granularity, persisting L2 size) are kept, clamped, for
+// cuCtxGetLimit. The limits of features nvlite does not provide (printf's
+// FIFO, the device heap, the device runtime, CIG contexts) are
+// CUDA_ERROR_UNSUPPORTED_LIMIT, libcuda's answer for limits a device does
+// not have.
+Status ctxGetLimit(size_t* pvalue, CUlimit limit) {
+    NVL_ASSIGN_OR_RETURN(Context * c, core::requireCurrent());
+    if (!pvalue) return CUDA_ERROR_INVALID_VALUE;
+    switch (limit) {
+    case CU_LIMIT_STACK_SIZE: *pvalue = c->stackBytes(); return kOk;
+    case CU_LIMIT_MAX_L2_FETCH_GRANULARITY: *pvalue = c->l2FetchGranularity.load(); return kOk;
+    case CU_LIMIT_PERSISTING_L2_CACHE_SIZE: *pvalue = c->persistingL2Bytes.load(); return kOk;
+    case CU_LIMIT_PRINTF_FIFO_SIZE:
+    case CU_LIMIT_MALLOC_HEAP_SIZE:
+    case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH:
+    case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
+    case CU_LIMIT_SHMEM_SIZE:
+    case CU_LIMIT_CIG_ENABLED:
+    case CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED: return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+Status ctxSetLimit(CUlimit limit, size_t value) {
+    NVL_ASSIGN_OR_RETURN(Context * c, core::requireCurrent());
+    switch (limit) {
+    case CU_LIMIT_STACK_SIZE:
+        if (value > kMaxStackBytes) return CUDA_ERROR_INVALID_VALUE;
+        return c->setStackBytes(static_cast<uint32_t>(value));
+    case CU_LIMIT_MAX_L2_FETCH_GRANULARITY: {
+        // 0 to 128 bytes, a power of two from 32 (a hint).
+        size_t g = value >= 128 ? 128 : value >= 64 ? 64 : value >= 32 ? 32 : 0;
+        c->l2FetchGranularity.store(g);
+        return kOk;
+    }
+    case CU_LIMIT_PERSISTING_L2_CACHE_SIZE: {
+        NVL_ASSIGN_OR_RETURN(int most, c->device().attribute(CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE));
+        c->persistingL2Bytes.store(std::min(value, static_cast<size_t>(most)));
+        return kOk;
+    }
+    case CU_LIMIT_PRINTF_FIFO_SIZE:
+    case CU_LIMIT_MALLOC_HEAP_SIZE:
+    case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH:
+    case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
+    case CU_LIMIT_SHMEM_SIZE:
+    case CU_LIMIT_CIG_ENABLED:
+    case CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED: return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+// A preference only, as in libcuda: launches choose the shared-memory
+// carveout their kernels need.
+Status ctxGetCacheConfig(CUfunc_cache* pconfig) {
+    NVL_ASSIGN_OR_RETURN(Context * c, core::requireCurrent());
+    if (!pconfig) return CUDA_ERROR_INVALID_VALUE;
+    *pconfig = c->cacheConfig.load();
+    return kOk;
+}
+
+Status ctxSetCacheConfig(CUfunc_cache config) {
+    NVL_ASSIGN_OR_RETURN(Context * c, core::requireCurrent());
+    if (config < CU_FUNC_CACHE_PREFER_NONE || config > CU_FUNC_CACHE_PREFER_EQUAL) return CUDA_ERROR_INVALID_VALUE;
+    c->cacheConfig.store(config);
+    return kOk;
 }
 
 // ------------------------------------------------------------ primary contexts

@@ -127,4 +127,79 @@ Status deviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) {
     return CUDA_ERROR_INVALID_DEVICE;
 }
 
+// ------------------------------------------------------------ deprecated queries
+
+Status deviceComputeCapability(int* major, int* minor, CUdevice dev) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!major || !minor) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    NVL_ASSIGN_OR_RETURN(*major, d->attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR));
+    NVL_ASSIGN_OR_RETURN(*minor, d->attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+    return kOk;
+}
+
+// The same numbers cuDeviceGetAttribute gives.
+Status deviceGetProperties(CUdevprop* prop, CUdevice dev) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!prop) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    CUdevprop p{};
+    const struct {
+        int* out;
+        CUdevice_attribute attribute;
+    } fields[] = {
+        {&p.maxThreadsPerBlock, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK},
+        {&p.maxThreadsDim[0], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X},
+        {&p.maxThreadsDim[1], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y},
+        {&p.maxThreadsDim[2], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z},
+        {&p.maxGridSize[0], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X},
+        {&p.maxGridSize[1], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y},
+        {&p.maxGridSize[2], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z},
+        {&p.sharedMemPerBlock, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK},
+        {&p.totalConstantMemory, CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY},
+        {&p.SIMDWidth, CU_DEVICE_ATTRIBUTE_WARP_SIZE},
+        {&p.memPitch, CU_DEVICE_ATTRIBUTE_MAX_PITCH},
+        {&p.regsPerBlock, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK},
+        {&p.clockRate, CU_DEVICE_ATTRIBUTE_CLOCK_RATE},
+        {&p.textureAlign, CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT},
+    };
+    for (const auto& f : fields) {
+        NVL_ASSIGN_OR_RETURN(*f.out, d->attribute(static_cast<int>(f.attribute)));
+    }
+    *prop = p;
+    return kOk;
+}
+
+// ------------------------------------------------------------------ peers
+
+// nvlite gives no context access to another GPU's memory: never a peer.
+Status deviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDev) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!canAccessPeer) return CUDA_ERROR_INVALID_VALUE;
+    NVL_TRY(core::deviceFor(dev).status());
+    NVL_TRY(core::deviceFor(peerDev).status());
+    *canAccessPeer = 0;
+    return kOk;
+}
+
+// A link between two devices: with peer access not provided, every attribute
+// of a link between two GPUs is 0; one device is not a link.
+Status deviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    switch (attrib) {
+    case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK:
+    case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED:
+    case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED:
+    case CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED:
+    case CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    NVL_TRY(core::deviceFor(srcDevice).status());
+    NVL_TRY(core::deviceFor(dstDevice).status());
+    if (srcDevice == dstDevice) return CUDA_ERROR_INVALID_DEVICE;
+    *value = 0;
+    return kOk;
+}
+
 }  // namespace nvl::api

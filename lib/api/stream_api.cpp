@@ -8,6 +8,7 @@
 #include "api/entry.h"
 #include "api/entry_impls.h"
 #include "core/context.h"
+#include "core/device.h"
 #include "core/event.h"
 #include "core/handle_registry.h"
 #include "core/runtime.h"
@@ -157,6 +158,59 @@ Status streamGetCtx(CUstream hStream, CUcontext* pctx) {
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     *pctx = st->context().handle();
     return kOk;
+}
+
+// nvlite has no green contexts: the stream's context, and no green one.
+Status streamGetCtxV2(CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx) {
+    NVL_ASSIGN_OR_RETURN(Stream * st, resolveStream(hStream));
+    if (!pCtx || !pGreenCtx) return CUDA_ERROR_INVALID_VALUE;
+    *pCtx = st->context().handle();
+    *pGreenCtx = nullptr;
+    return kOk;
+}
+
+// CU_STREAM_PER_THREAD is served by the legacy stream (README): one id.
+Status streamGetId(CUstream hStream, unsigned long long* streamId) {
+    NVL_ASSIGN_OR_RETURN(Stream * st, resolveStream(hStream));
+    if (!streamId) return CUDA_ERROR_INVALID_VALUE;
+    *streamId = st->id();
+    return kOk;
+}
+
+Status streamGetDevice(CUstream hStream, CUdevice* device) {
+    NVL_ASSIGN_OR_RETURN(Stream * st, resolveStream(hStream));
+    if (!device) return CUDA_ERROR_INVALID_VALUE;
+    *device = st->context().device().ordinal();
+    return kOk;
+}
+
+// Stream capture is not something nvlite does (cuStreamBeginCapture is not
+// provided): every stream answers "not capturing", and the other results
+// are left alone, as libcuda leaves them when the status is not ACTIVE.
+Status streamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
+    NVL_TRY(resolveStream(hStream).status());
+    if (!captureStatus) return CUDA_ERROR_INVALID_VALUE;
+    *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;
+    return kOk;
+}
+
+Status streamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out) {
+    (void)id_out;
+    return streamIsCapturing(hStream, captureStatus_out);
+}
+
+Status streamGetCaptureInfoV2(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
+                              CUgraph* graph_out, const CUgraphNode** dependencies_out, size_t* numDependencies_out) {
+    (void)graph_out, (void)dependencies_out, (void)numDependencies_out;
+    return streamGetCaptureInfo(hStream, captureStatus_out, id_out);
+}
+
+Status streamGetCaptureInfoV3(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
+                              CUgraph* graph_out, const CUgraphNode** dependencies_out,
+                              const CUgraphEdgeData** edgeData_out, size_t* numDependencies_out) {
+    if (edgeData_out && !dependencies_out) return CUDA_ERROR_INVALID_VALUE;
+    return streamGetCaptureInfoV2(hStream, captureStatus_out, id_out, graph_out, dependencies_out,
+                                  numDependencies_out);
 }
 
 // ------------------------------------------------------------------ events
