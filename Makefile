@@ -242,7 +242,8 @@ stubs-md:
 	$(GEN_ENTRY) stubs-md --cc "$(CC)" --table $(ENTRY_TABLE) $(ENTRY_HEADERS) > NOT_SUPPORTED.md
 
 header-check:
-	@$(MAKE) --no-print-directory -C tests/header check BUILD=$(abspath $(BUILD))/tests/header
+	@$(MAKE) --no-print-directory -C tests/header check BUILD=$(abspath $(BUILD))/tests/header \
+	  NVLITE_LIB_DIR=$(abspath $(BUILD))/lib
 
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/nvlite $(DESTDIR)$(PREFIX)/lib/pkgconfig

@@ -23,6 +23,12 @@
 
 #include "probe.h"
 
+/* cuda.h declares the older cuCtxCreate revisions only for the driver itself
+ * (__CUDA_API_VERSION_INTERNAL), as NVIDIA's does; libcuda exports them. */
+CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams, unsigned int flags,
+                                CUdevice dev);
+
 static void before_init(void) {
     int v = -1;
     PV("cuDriverGetVersion", cuDriverGetVersion(&v), "%d", v);
