@@ -23,13 +23,23 @@ WARN      := -Wall -Wextra -Werror
 CXXFLAGS  ?= -O2 -g
 CFLAGS    ?= -O2 -g
 SAN       ?=
-ALL_CXXFLAGS := -std=c++20 $(WARN) -fPIC -fvisibility=hidden -Iinclude -Ilib -MMD -MP $(SAN) $(CXXFLAGS)
+ALL_CXXFLAGS := -std=c++20 $(WARN) -fPIC -fvisibility=hidden -Iinclude -Ilib -I$(BUILD)/gen -MMD -MP $(SAN) $(CXXFLAGS)
 ALL_CFLAGS   := -std=c11 $(WARN) -Iinclude -MMD -MP $(SAN) $(CFLAGS)
 LIB_LDLIBS   := -lelf -lpthread -ldl
 TEST_LDLIBS  := -lcmocka -lelf -lpthread -ldl -lm
 
+# The entry points (lib/api/entry_points.txt): every exported symbol, the
+# implementations' declarations and what cuGetProcAddress searches, made by
+# tools/gen_entry_points.py from the table and the headers' declarations.
+ENTRY_TABLE   := lib/api/entry_points.txt
+ENTRY_HEADERS := include/nvlite/cuda.h lib/api/interop.h
+ENTRY_GEN     := $(BUILD)/gen/api/entry_thunks.cpp $(BUILD)/gen/api/entry_impls.h \
+                 $(BUILD)/gen/api/exports.txt $(BUILD)/gen/api/not_supported.txt
+ENTRY_STAMP   := $(BUILD)/gen/api/stamp
+GEN_ENTRY     := python3 tools/gen_entry_points.py
+
 LIB_SRCS  := $(shell find lib -name '*.cpp' | sort)
-LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
+LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/api/entry_thunks.o
 SHLIB     := $(BUILD)/lib/libnvlite.so.$(VERSION)
 STATIC    := $(BUILD)/lib/libnvlite_internal.a
 
@@ -48,13 +58,40 @@ SAMPLE_BINS := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_SRCS))
 # Keep the test objects make builds on the way (it would delete them as intermediates).
 .SECONDARY:
 
-.PHONY: all lib samples bench probes tests test test-hw test-tsan install clean header-check demo
+.PHONY: all lib driver samples bench probes tests test test-hw test-tsan install clean header-check entry-check stubs-md demo
 
 all: lib samples
 
-lib: $(SHLIB) $(BUILD)/lib/$(SONAME) $(BUILD)/lib/libnvlite.so $(STATIC)
+lib: $(SHLIB) $(BUILD)/lib/$(SONAME) $(BUILD)/lib/libnvlite.so $(STATIC) driver
 
-$(BUILD)/obj/%.o: %.cpp
+# nvlite as the driver: libcuda.so.1 and libcuda.so names in a folder of their
+# own, and the launcher that puts that folder first (tools/nvlite-run).
+DRIVER_DIR := $(BUILD)/driver
+driver: $(DRIVER_DIR)/libcuda.so.1 $(DRIVER_DIR)/libcuda.so $(BUILD)/bin/nvlite-run
+
+$(DRIVER_DIR)/libcuda.so.1: | $(BUILD)/lib/$(SONAME)
+	@mkdir -p $(dir $@)
+	ln -sf ../lib/$(SONAME) $@
+
+$(DRIVER_DIR)/libcuda.so: | $(DRIVER_DIR)/libcuda.so.1
+	ln -sf libcuda.so.1 $@
+
+$(BUILD)/bin/nvlite-run: tools/nvlite-run
+	@mkdir -p $(dir $@)
+	install -m 755 $< $@
+
+$(BUILD)/obj/%.o: %.cpp | $(ENTRY_GEN)
+	@mkdir -p $(dir $@)
+	$(CXX) $(ALL_CXXFLAGS) -c $< -o $@
+
+# The generator rewrites only the outputs whose text changed (so only what
+# depends on them is rebuilt); the stamp says when it last ran.
+$(ENTRY_STAMP): $(ENTRY_TABLE) $(ENTRY_HEADERS) tools/gen_entry_points.py
+	$(GEN_ENTRY) generate --cc "$(CC)" --table $(ENTRY_TABLE) --out $(BUILD)/gen/api $(ENTRY_HEADERS)
+	@touch $@
+$(ENTRY_GEN): $(ENTRY_STAMP) ;
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(ALL_CXXFLAGS) -c $< -o $@
 
@@ -114,7 +151,8 @@ bench: $(BENCH_BINS)
 # Their cases run under a setjmp crash guard: built without optimisation, so
 # that locals keep their values across the longjmp.
 PROBE_CFLAGS := $(ALL_CFLAGS) -O0
-PROBE_BINS := $(BUILD)/probes/compat_probe_libcuda $(BUILD)/probes/compat_probe_nvlite $(BUILD)/probes/module_probe
+PROBE_BINS := $(BUILD)/probes/compat_probe_libcuda $(BUILD)/probes/compat_probe_nvlite $(BUILD)/probes/module_probe \
+              $(BUILD)/probes/dropin_probe
 
 $(BUILD)/probes/compat_probe_libcuda: tests/compat/compat_probe.c tests/compat/probe.h
 	@mkdir -p $(dir $@)
@@ -128,6 +166,13 @@ $(BUILD)/probes/module_probe: tests/compat/module_probe.c tests/compat/probe.h $
 	@mkdir -p $(dir $@)
 	$(CC) $(PROBE_CFLAGS) -Itests $< $(BUILD)/obj/tests/support/ts_kernels.o -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
 
+# dropin_probe links no CUDA library: it dlopen()s libcuda.so.1 (NVIDIA's
+# cuda.h for the types), so one binary probes libcuda, or nvlite through
+# build/bin/nvlite-run.
+$(BUILD)/probes/dropin_probe: tests/compat/dropin_probe.c tests/compat/probe.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -O0 -g -I$(CUDA_HOME)/include -Itests/compat $< -o $@ -ldl
+
 probes: $(PROBE_BINS)
 
 tests: $(UNIT_BINS) $(API_BINS) $(HW_BINS)
@@ -135,7 +180,7 @@ tests: $(UNIT_BINS) $(API_BINS) $(HW_BINS)
 ifeq ($(NO_BUILD),1)
 TEST_DEPS :=
 else
-TEST_DEPS := tests samples bench probes
+TEST_DEPS := tests driver samples bench probes
 endif
 
 # Every test binary runs; the summary says how many failed.
@@ -143,6 +188,7 @@ test: $(TEST_DEPS)
 	@NVLITE_DEVICE=sim tests/run_tests.sh $(UNIT_BINS) $(API_BINS)
 ifneq ($(NO_BUILD),1)
 	@$(MAKE) --no-print-directory header-check
+	@$(MAKE) --no-print-directory entry-check
 endif
 
 test-hw: $(TEST_DEPS)
@@ -161,6 +207,7 @@ test-hw: $(TEST_DEPS)
 # where that is allowed.
 TSAN_BUILD ?= $(BUILD)-tsan
 TSAN_TESTS ?= tests/api/test_threads tests/api/test_copy_ptds tests/api/test_context tests/api/test_init \
+              tests/api/test_driver_queries \
               tests/api/test_faults tests/api/test_events
 TSAN_BINS  := $(addprefix $(TSAN_BUILD)/,$(TSAN_TESTS))
 TSAN_RUN_OPTIONS := halt_on_error=1 exitcode=66 second_deadlock_stack=1
@@ -179,6 +226,21 @@ demo: samples
 	 else dev="sim"; echo "demo: no GPU here, on the simulated driver (NVLITE_DEVICE=sim)"; fi; \
 	 NVLITE_DEVICE=$$dev $(BUILD)/samples/device_query && NVLITE_DEVICE=$$dev $(BUILD)/samples/copy_roundtrip 256
 
+# The entry points: the table against NVIDIA's typedef headers (when the
+# toolkit is there), the headers' declarations and the library's exports;
+# NOT_SUPPORTED.md and the README's count up to date.
+ENTRY_CHECK_NVIDIA := $(if $(wildcard $(CUDA_HOME)/include/cudaTypedefs.h),--include $(CUDA_HOME)/include)
+entry-check: $(SHLIB)
+	@nm -D --defined-only $(SHLIB) > $(BUILD)/gen/api/nm.txt
+	@$(if $(ENTRY_CHECK_NVIDIA),,echo "entry-check: no $(CUDA_HOME)/include/cudaTypedefs.h: versions not compared with NVIDIA's")
+	@$(GEN_ENTRY) check --cc "$(CC)" --table $(ENTRY_TABLE) $(ENTRY_CHECK_NVIDIA) --exports $(BUILD)/gen/api/nm.txt \
+	  --list NOT_SUPPORTED.md --readme README.md --libcuda-exports tests/data/libcuda/libcuda_580.159.04_exports.txt \
+	  $(ENTRY_HEADERS)
+
+# Rewrites NOT_SUPPORTED.md from the table.
+stubs-md:
+	$(GEN_ENTRY) stubs-md --cc "$(CC)" --table $(ENTRY_TABLE) $(ENTRY_HEADERS) > NOT_SUPPORTED.md
+
 header-check:
 	@$(MAKE) --no-print-directory -C tests/header check BUILD=$(abspath $(BUILD))/tests/header \
 	  NVLITE_LIB_DIR=$(abspath $(BUILD))/lib
@@ -191,6 +253,10 @@ install: lib
 	install -m 644 include/nvlite/*.h $(DESTDIR)$(PREFIX)/include/nvlite/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' pkgconfig/nvlite.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/nvlite.pc
+	install -d $(DESTDIR)$(PREFIX)/lib/nvlite $(DESTDIR)$(PREFIX)/bin
+	ln -sf ../$(SONAME) $(DESTDIR)$(PREFIX)/lib/nvlite/libcuda.so.1
+	ln -sf libcuda.so.1 $(DESTDIR)$(PREFIX)/lib/nvlite/libcuda.so
+	install -m 755 tools/nvlite-run $(DESTDIR)$(PREFIX)/bin/nvlite-run
 
 clean:
 	rm -rf $(BUILD)

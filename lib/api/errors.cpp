@@ -1,5 +1,6 @@
 // cuGetErrorName, cuGetErrorString.
 #include "api/entry.h"
+#include "api/entry_impls.h"
 
 namespace nvl::api {
 namespace {
@@ -29,20 +30,18 @@ const char* errorName(CUresult r) {
     return e ? e->name : "CUDA_ERROR_UNKNOWN_CODE";
 }
 
-}  // namespace nvl::api
-
-using namespace nvl;
-
-NVL_EXPORT CUresult cuGetErrorName(CUresult error, const char** pStr) {
+Status getErrorName(CUresult error, const char** pStr) {
     if (!pStr) return CUDA_ERROR_INVALID_VALUE;
-    const api::ErrorText* e = api::lookup(error);
+    const ErrorText* e = lookup(error);
     *pStr = e ? e->name : nullptr;
     return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-NVL_EXPORT CUresult cuGetErrorString(CUresult error, const char** pStr) {
+Status getErrorString(CUresult error, const char** pStr) {
     if (!pStr) return CUDA_ERROR_INVALID_VALUE;
-    const api::ErrorText* e = api::lookup(error);
+    const ErrorText* e = lookup(error);
     *pStr = e ? e->description : nullptr;
     return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
+
+}  // namespace nvl::api

@@ -33,17 +33,25 @@ Context::~Context() = default;
 
 Context* Context::fromHandle(CUcontext handle) { return HandleRegistry<Context>::get().find(handle); }
 
+namespace {
+
+hw::WaitMode waitModeFor(unsigned flags) {
+    switch (flags & CU_CTX_SCHED_MASK) {
+    case CU_CTX_SCHED_SPIN: return hw::WaitMode::Spin;
+    case CU_CTX_SCHED_YIELD: return hw::WaitMode::Yield;
+    case CU_CTX_SCHED_BLOCKING_SYNC: return hw::WaitMode::Block;
+    default: return hw::WaitMode::Auto;
+    }
+}
+
+std::atomic<uint64_t> lastContextId{0};
+
+}  // namespace
+
 Status Context::activate(unsigned flags) {
     std::lock_guard lock(lifecycleMutex_);
     if (active()) return kOk;
-    hw::WaitMode mode = hw::WaitMode::Auto;
-    switch (flags & CU_CTX_SCHED_MASK) {
-    case CU_CTX_SCHED_SPIN: mode = hw::WaitMode::Spin; break;
-    case CU_CTX_SCHED_YIELD: mode = hw::WaitMode::Yield; break;
-    case CU_CTX_SCHED_BLOCKING_SYNC: mode = hw::WaitMode::Block; break;
-    default: break;
-    }
-    NVL_ASSIGN_OR_RETURN(channels_, hw::ContextChannels::create(device_.gpu(), mode));
+    NVL_ASSIGN_OR_RETURN(channels_, hw::ContextChannels::create(device_.gpu(), waitModeFor(flags)));
     nullStream_.setLane(0, channels_->lane(0));
     for (auto& seen : laneCodeSeen_) seen.store(0, std::memory_order_relaxed);
     sticky_.store(CUDA_SUCCESS, std::memory_order_release);
@@ -57,7 +65,12 @@ Status Context::activate(unsigned flags) {
     NVL_ASSIGN_OR_RETURN(int smShared, device_.attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR));
     computeState_.maxSmSharedKiB = static_cast<uint32_t>(smShared) / 1024;
     computeState_.qmd = &hw::qmdLayoutFor(gi.computeClass);
-    flags_ = flags;
+    flags_.store(flags, std::memory_order_release);
+    id_.store(lastContextId.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_release);
+    stackBytes_.store(kDefaultStackBytes, std::memory_order_release);
+    cacheConfig.store(CU_FUNC_CACHE_PREFER_NONE, std::memory_order_relaxed);
+    l2FetchGranularity.store(kDefaultL2FetchGranularity, std::memory_order_relaxed);
+    persistingL2Bytes.store(0, std::memory_order_relaxed);
     generation_.fetch_add(1, std::memory_order_acq_rel);
     active_.store(true, std::memory_order_release);
     return kOk;
@@ -230,6 +243,26 @@ hw::ComputeState Context::computeState() const {
     hw::ComputeState s = computeState_;
     s.localBytesPerThread = localBytesPerThread_.load(std::memory_order_acquire);
     return s;
+}
+
+void Context::setFlags(unsigned flags) {
+    std::lock_guard lifecycle(lifecycleMutex_);
+    flags_.store(flags, std::memory_order_release);
+    if (!active()) return;
+    std::lock_guard lanes(localMutex_);  // lanes are added under it
+    channels_->setWaitMode(waitModeFor(flags));
+}
+
+Status Context::setStackBytes(uint32_t bytes) {
+    NVL_TRY(ensureLocalMemory(bytes));
+    stackBytes_.store(bytes, std::memory_order_release);
+    return kOk;
+}
+
+void Context::raiseStackBytes(uint32_t bytes) {
+    uint32_t now = stackBytes_.load(std::memory_order_relaxed);
+    while (bytes > now && !stackBytes_.compare_exchange_weak(now, bytes, std::memory_order_acq_rel)) {
+    }
 }
 
 Status Context::ensureLocalMemory(uint32_t bytesPerThread) {

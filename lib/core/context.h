@@ -39,7 +39,11 @@ public:
     CUcontext handle() { return reinterpret_cast<CUcontext>(this); }
 
     Device& device() const { return device_; }
-    unsigned flags() const { return flags_; }
+    unsigned flags() const { return flags_.load(std::memory_order_acquire); }
+    // cuCtxSetFlags: the flags, and the waiting their scheduling part asks for.
+    void setFlags(unsigned flags);
+    // Unique in the process (cuCtxGetId): given at each activation.
+    uint64_t id() const { return id_.load(std::memory_order_acquire); }
     bool isPrimary() const { return primary_; }
     // False once destroyed (or, for a primary context, released or reset).
     bool active() const { return active_.load(std::memory_order_acquire); }
@@ -115,12 +119,31 @@ public:
     // memory (set on every lane's compute channel before later launches).
     Status ensureLocalMemory(uint32_t bytesPerThread);
 
+    // The per-thread stack (CU_LIMIT_STACK_SIZE): every launch gets at least
+    // this much local memory per thread, and a launch that needs more raises
+    // it (as in libcuda, it does not come back down).
+    static constexpr uint32_t kDefaultStackBytes = 1024;
+    uint32_t stackBytes() const { return stackBytes_.load(std::memory_order_acquire); }
+    // Local memory for 'bytes' now, then the new limit.
+    Status setStackBytes(uint32_t bytes);
+    // A launch needed 'bytes': the limit is at least that.
+    void raiseStackBytes(uint32_t bytes);
+
+    // Preferences and hints nvlite keeps for their getters (the hardware
+    // path chooses its shared-memory carveout and L2 use by itself).
+    std::atomic<CUfunc_cache> cacheConfig{CU_FUNC_CACHE_PREFER_NONE};
+    std::atomic<size_t> l2FetchGranularity{kDefaultL2FetchGranularity};
+    std::atomic<size_t> persistingL2Bytes{0};
+    static constexpr size_t kDefaultL2FetchGranularity = 64;
+
 private:
     Context(Device& device, bool primary);
 
     Device& device_;
     const bool primary_;
-    unsigned flags_ = 0;
+    std::atomic<unsigned> flags_{0};
+    std::atomic<uint64_t> id_{0};
+    std::atomic<uint32_t> stackBytes_{kDefaultStackBytes};
     std::atomic<bool> active_{false};
     std::atomic<uint64_t> generation_{0};
     std::mutex lifecycleMutex_;

@@ -92,9 +92,11 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
         return CUDA_ERROR_INVALID_VALUE;
     if (r.sharedMemBytes > f.maxDynamicSharedBytes.load(std::memory_order_relaxed)) return CUDA_ERROR_INVALID_VALUE;
     NVL_ASSIGN_OR_RETURN(const ParamSource params, checkParams(k, r));
-    // Recursive kernels report no stack size; CUDA's default stack (1 KiB) covers them.
-    constexpr uint32_t kDefaultStackBytes = 1024;
-    NVL_TRY(ctx.ensureLocalMemory(k.localBytesPerThread ? k.localBytesPerThread : kDefaultStackBytes));
+    // The context's stack limit (1 KiB unless set) covers recursive kernels,
+    // which report no stack size; a kernel needing more raises the limit.
+    const uint32_t stack = std::max(k.localBytesPerThread, ctx.stackBytes());
+    NVL_TRY(ctx.ensureLocalMemory(stack));
+    ctx.raiseStackBytes(stack);
 
     const hw::KernelDescriptor& d = f.descriptor();
     const hw::ComputeState state = ctx.computeState();

@@ -46,7 +46,9 @@ bool AddressMap::overlaps(uint64_t addr, uint64_t len) const {
 
 void AddressMap::insert(const AllocationInfo& info) {
     std::unique_lock lock(mutex_);
-    byBase_[info.base] = info;
+    AllocationInfo& a = byBase_[info.base];
+    a = info;
+    a.id = ++lastId_;
 }
 
 std::optional<AllocationInfo> AddressMap::remove(uint64_t base) {

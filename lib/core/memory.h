@@ -33,6 +33,8 @@ struct AllocationInfo {
     unsigned flags = 0;
     // Device memory the CPU also sees at the same address (through BAR1).
     bool cpuVisible = false;
+    // Unique in the process, never reused (set by AddressMap::insert).
+    uint64_t id = 0;
     bool contains(uint64_t addr, uint64_t len) const {
         return addr >= base && len <= size && addr - base <= size - len;
     }
@@ -47,6 +49,7 @@ public:
     std::optional<AllocationInfo> find(uint64_t addr) const;
     // Any allocation overlapping [addr, addr+len).
     bool overlaps(uint64_t addr, uint64_t len) const;
+    // Gives the allocation its id.
     void insert(const AllocationInfo& info);
     // Removes the allocation starting exactly at 'base'.
     std::optional<AllocationInfo> remove(uint64_t base);
@@ -56,6 +59,7 @@ public:
 private:
     mutable std::shared_mutex mutex_;
     std::map<uint64_t, AllocationInfo> byBase_;
+    uint64_t lastId_ = 0;
 };
 
 // Device memory of one context: large video-memory chunks cut into

@@ -1,5 +1,7 @@
 #include "core/stream.h"
 
+#include <atomic>
+
 #include "core/context.h"
 #include "core/runtime.h"
 
@@ -28,6 +30,11 @@ void Dependencies::pruneDone() {
     for (size_t i = 0; i < count_; ++i)
         if (!points_[i].done()) points_[kept++] = points_[i];
     count_ = kept;
+}
+
+uint64_t Stream::newId() {
+    static std::atomic<uint64_t> last{0};
+    return last.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
 void Stream::collect(Dependencies& deps, const Point* extra) const {

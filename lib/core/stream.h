@@ -58,7 +58,8 @@ private:
 class Stream {
 public:
     enum class Kind { Legacy, Blocking, NonBlocking };
-    Stream(Context& ctx, Kind kind, unsigned flags, int priority) : ctx_(ctx), kind_(kind), flags_(flags), priority_(priority) {}
+    Stream(Context& ctx, Kind kind, unsigned flags, int priority)
+        : ctx_(ctx), kind_(kind), flags_(flags), priority_(priority), id_(newId()) {}
     Stream(const Stream&) = delete;
     Stream& operator=(const Stream&) = delete;
 
@@ -66,6 +67,8 @@ public:
     Kind kind() const { return kind_; }
     unsigned flags() const { return flags_; }
     int priority() const { return priority_; }
+    // Unique in the process (cuStreamGetId).
+    uint64_t id() const { return id_; }
 
     // The channels the stream submits to (set once, before any work).
     void setLane(size_t index, hw::ContextChannels::Lane lane) {
@@ -135,6 +138,7 @@ public:
     }
 
 private:
+    static uint64_t newId();
     void collect(Dependencies& deps, const Point* extra) const;
     // CUDA_LAUNCH_BLOCKING=1: every submission returns once it is done.
     static Status afterSubmit(hw::Channel& ch, uint64_t value);
@@ -149,6 +153,7 @@ private:
     const Kind kind_;
     const unsigned flags_;
     const int priority_;
+    const uint64_t id_;
     size_t laneIndex_ = 0;
     hw::ContextChannels::Lane lane_;
     // Lock order: submitMutex_, then the context's stream list, then any

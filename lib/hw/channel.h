@@ -118,9 +118,9 @@ public:
     bool isDone(uint64_t value) const { return completed() >= value; }
     // Waits until the timeline reaches 'value' (or the channel faults), the
     // way the channel's wait mode says, or 'mode'.
-    Status wait(uint64_t value) { return wait(value, waitMode_); }
+    Status wait(uint64_t value) { return wait(value, waitMode_.load(std::memory_order_relaxed)); }
     Status wait(uint64_t value, WaitMode mode);
-    void setWaitMode(WaitMode mode) { waitMode_ = mode; }
+    void setWaitMode(WaitMode mode) { waitMode_.store(mode, std::memory_order_relaxed); }
     // A fault the driver reported on this channel (error notifier), else OK:
     // channelErrorStatus() of the RC error RM wrote. Cheap (one load).
     Status error() const;
@@ -184,7 +184,7 @@ private:
     uint64_t dataVa_ = 0;
     uint64_t* semaphore_ = nullptr;
 
-    WaitMode waitMode_ = WaitMode::Auto;
+    std::atomic<WaitMode> waitMode_{WaitMode::Auto};  // cuCtxSetFlags changes it while others wait
     bool orderedByAcquire_ = false;
     std::atomic<FaultScope*> scope_{nullptr};  // set once
     mutable std::atomic<bool> errorTraced_{false};

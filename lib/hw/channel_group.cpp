@@ -135,6 +135,14 @@ Result<std::unique_ptr<ContextChannels>> ContextChannels::create(Gpu& gpu, WaitM
     return c;
 }
 
+void ContextChannels::setWaitMode(WaitMode mode) {
+    mode_ = mode;
+    for (Lane& lane : lanes_) {
+        lane.compute->setWaitMode(mode);
+        lane.copy->setWaitMode(mode);
+    }
+}
+
 Result<ContextChannels::Lane> ContextChannels::addLane() {
     // A faulted TSG takes no new channel (RM would not tell it of the fault).
     NVL_TRY(faultScope_.error());
