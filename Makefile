@@ -58,6 +58,23 @@ $(BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(ALL_CXXFLAGS) -c $< -o $@
 
+# The device runtime (devrt/devrt.cu: printf, assert, malloc/free in
+# kernels), compiled by nvcc at build time and embedded in the library: one
+# relocatable cubin per architecture family nvlite drives (sm_80 SASS also
+# runs on sm_86/89). -maxrregcount keeps its functions within what any
+# kernel may have at 1024 threads per block.
+NVCC        ?= $(CUDA_HOME)/bin/nvcc
+DEVRT_ARCHS := 80 90
+DEVRT_CUBINS := $(DEVRT_ARCHS:%=$(BUILD)/devrt/devrt_sm%.cubin)
+
+$(BUILD)/devrt/devrt_sm%.cubin: devrt/devrt.cu lib/core/devrt_abi.h
+	@mkdir -p $(dir $@)
+	@command -v $(NVCC) >/dev/null || { echo "$(NVCC) not found: building the device runtime needs the CUDA toolkit (set CUDA_HOME)"; exit 1; }
+	$(NVCC) -arch=sm_$* -rdc=true -cubin -O3 -maxrregcount=32 -o $@ $<
+
+$(BUILD)/obj/lib/loader/devrt_image.o: $(DEVRT_CUBINS)
+$(BUILD)/obj/lib/loader/devrt_image.o: ALL_CXXFLAGS += -DNVL_DEVRT_DIR='"$(BUILD)/devrt"'
+
 $(SHLIB): $(LIB_OBJS) lib/exports.map
 	@mkdir -p $(dir $@)
 	$(CXX) -shared -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions -Wl,--no-undefined -Wl,--version-script=lib/exports.map $(SAN) -o $@ $(LIB_OBJS) $(LIB_LDLIBS)

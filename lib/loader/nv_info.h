@@ -26,6 +26,7 @@ enum Format : uint8_t { kNval = 1, kBval = 2, kHval = 3, kSval = 4 };
 enum Attribute : uint8_t {
     kMaxThreads = 0x05,       // SVAL u32 x, y, z: __launch_bounds__ / .maxntid
     kParamCbank = 0x0a,       // SVAL u32 sym of .nv.constant0.<k>, u16 offset, u16 size
+    kExterns = 0x0f,          // SVAL u32[] undefined functions the kernel calls (symbol indices)
     kReqntid = 0x10,          // SVAL u32 x, y, z: .reqntid
     kFrameSize = 0x11,        // SVAL u32 sym, u32 bytes (module .nv.info)
     kMinStackSize = 0x12,     // SVAL u32 sym, u32 bytes (module .nv.info)
