@@ -178,7 +178,7 @@ test-hw: $(TEST_DEPS)
 # where that is allowed.
 TSAN_BUILD ?= $(BUILD)-tsan
 TSAN_TESTS ?= tests/api/test_threads tests/api/test_copy_ptds tests/api/test_context tests/api/test_init \
-              tests/api/test_faults tests/api/test_events
+              tests/api/test_faults tests/api/test_events tests/unit/test_devrt_threads
 TSAN_BINS  := $(addprefix $(TSAN_BUILD)/,$(TSAN_TESTS))
 TSAN_RUN_OPTIONS := halt_on_error=1 exitcode=66 second_deadlock_stack=1
 

@@ -5,6 +5,7 @@
 
 #include "core/context.h"
 #include "core/device.h"
+#include "core/devrt.h"
 #include "core/module.h"
 #include "core/stream.h"
 #include "hw/compute.h"
@@ -95,6 +96,7 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
     // Recursive kernels report no stack size; CUDA's default stack (1 KiB) covers them.
     constexpr uint32_t kDefaultStackBytes = 1024;
     NVL_TRY(ctx.ensureLocalMemory(k.localBytesPerThread ? k.localBytesPerThread : kDefaultStackBytes));
+    if (k.devrtUses) ctx.devrt().noteLaunch(k.devrtUses);  // the FIFO / heap limits are fixed from now on
 
     const hw::KernelDescriptor& d = f.descriptor();
     const hw::ComputeState state = ctx.computeState();
