@@ -131,7 +131,8 @@ bench: $(BENCH_BINS)
 # Their cases run under a setjmp crash guard: built without optimisation, so
 # that locals keep their values across the longjmp.
 PROBE_CFLAGS := $(ALL_CFLAGS) -O0
-PROBE_BINS := $(BUILD)/probes/compat_probe_libcuda $(BUILD)/probes/compat_probe_nvlite $(BUILD)/probes/module_probe
+PROBE_BINS := $(BUILD)/probes/compat_probe_libcuda $(BUILD)/probes/compat_probe_nvlite $(BUILD)/probes/module_probe \
+              $(BUILD)/probes/devrt_probe
 
 $(BUILD)/probes/compat_probe_libcuda: tests/compat/compat_probe.c tests/compat/probe.h
 	@mkdir -p $(dir $@)
@@ -142,6 +143,10 @@ $(BUILD)/probes/compat_probe_nvlite: tests/compat/compat_probe.c tests/compat/pr
 	$(CC) $(PROBE_CFLAGS) $< -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
 
 $(BUILD)/probes/module_probe: tests/compat/module_probe.c tests/compat/probe.h $(BUILD)/obj/tests/support/ts_kernels.o $(BUILD)/lib/libnvlite.so
+	@mkdir -p $(dir $@)
+	$(CC) $(PROBE_CFLAGS) -Itests $< $(BUILD)/obj/tests/support/ts_kernels.o -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
+
+$(BUILD)/probes/devrt_probe: tests/compat/devrt_probe.c tests/compat/probe.h $(BUILD)/obj/tests/support/ts_kernels.o $(BUILD)/lib/libnvlite.so
 	@mkdir -p $(dir $@)
 	$(CC) $(PROBE_CFLAGS) -Itests $< $(BUILD)/obj/tests/support/ts_kernels.o -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
 

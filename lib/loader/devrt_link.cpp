@@ -18,13 +18,6 @@ namespace nvl::loader::devrt {
 
 namespace {
 
-// SHT_CUDA_INFO / SHT_CUDA_CALLGRAPH (public section-type table of cubin tools).
-constexpr uint32_t kShtCudaInfo = 0x70000000;
-constexpr uint32_t kShtCudaCallgraph = 0x70000001;
-// R_CUDA_YIELD_OPCODE9_0 / R_CUDA_YIELD_CLEAR_PRED4_87 (sm_80 code): hints
-// that let a linker turn YIELD instructions off; nvlink's default output
-// keeps the instructions as they are (compared byte for byte), so do we.
-constexpr uint32_t kYieldOpcode = 0x44, kYieldClearPred = 0x45;
 
 // The CUDA names, and ours behind them (devrt.cu).
 struct Export {
@@ -64,7 +57,7 @@ struct FunctionInfo {
 
 Status readFunctionInfo(const ElfFile& elf, std::map<uint32_t, FunctionInfo>* out) {
     for (const ElfSection& s : elf.sections()) {
-        if (s.type != kShtCudaInfo || s.info != 0) continue;
+        if (s.type != nvinfo::kShtCudaInfo || s.info != 0) continue;
         NVL_ASSIGN_OR_RETURN(auto records, nvinfo::parse(s.data));
         for (const auto& r : records) {
             uint32_t FunctionInfo::*field;
@@ -96,7 +89,7 @@ std::map<std::string, std::set<std::string>> externsByKernel(const ElfFile& elf,
     const auto& syms = elf.symbols();
     std::multimap<uint32_t, uint32_t> calls;
     for (const ElfSection& s : elf.sections()) {
-        if (s.type != kShtCudaCallgraph) continue;
+        if (s.type != nvinfo::kShtCudaCallgraph) continue;
         for (uint64_t off = 0; inBounds(off, 8, s.data.size()); off += 8)
             calls.emplace(readLe<uint32_t>(s.data.data() + off), readLe<uint32_t>(s.data.data() + off + 4));
     }
@@ -203,7 +196,9 @@ Result<Library> parseLibrary(Bytes cubin) {
         const ElfSection& target = sections[s.info];
         NVL_ASSIGN_OR_RETURN(auto entries, elf->relocations(s));
         for (const ElfRelocation& r : entries) {
-            if (r.type == reloc::kNone || r.type == kYieldOpcode || r.type == kYieldClearPred) continue;
+            // YIELD hints: nvlink's default output keeps those instructions as
+            // they are (compared byte for byte on sm_80 code), so do we.
+            if (r.type == reloc::kNone || r.type == reloc::kYieldOpcode9_0 || r.type == reloc::kYieldClearPred4_87) continue;
             if (r.type != reloc::k64 && r.type != reloc::kG64 && r.type != reloc::kAbs32Lo32 &&
                 r.type != reloc::kAbs32Hi32)
                 return rejectLibrary("relocation type", reloc::name(r.type));

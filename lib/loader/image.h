@@ -11,6 +11,8 @@
 //   [constant banks, 256-byte aligned]        .nv.constantN[.<kernel>] (bank 0 templates too)
 //   [initialised data, 256-byte aligned]      .nv.global.init
 //   [4 KiB of zeros]                          slack: instruction prefetch past the code
+//   [device runtime, 256-byte aligned]        only for cubins calling vprintf, malloc, ...:
+//                                             its code, its State slot, 4 KiB slack (devrt_link.h)
 //   --- end of Image::bytes ---
 //   [zero-filled data, zeroFillBytes]         .nv.global (__device__ without initialiser)
 //
