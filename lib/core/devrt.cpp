@@ -19,6 +19,12 @@ namespace {
 constexpr uint64_t kMinRingBytes = 256;
 constexpr uint64_t kMaxRingBytes = uint64_t{1} << 40;
 
+// One field of the State through the CPU mapping (the GPU may be updating others).
+template <class T>
+void writeField(devrt::State* state, T devrt::State::*field, const T& value) {
+    std::memcpy(static_cast<void*>(&(state->*field)), &value, sizeof value);
+}
+
 class StdoutOutput final : public fifo::Output {
 public:
     void write(const char* text, size_t bytes) override { std::fwrite(text, 1, bytes, stdout); }
@@ -33,12 +39,12 @@ Status DeviceRuntime::setFifoLimit(size_t bytes) {
     if (launched_.load(std::memory_order_acquire) & loader::kDevrtFifo) return CUDA_ERROR_INVALID_VALUE;
     if (bytes > kMaxRingBytes) return CUDA_ERROR_INVALID_VALUE;
     if (ready_.load(std::memory_order_acquire)) {
-        // Nothing launched has used the ring: a new one replaces it.
+        // No launched kernel has used the ring: a new one replaces it.
         uint64_t ringBytes;
         NVL_ASSIGN_OR_RETURN(auto host, makeRing(bytes, &ringBytes));
         host_ = std::move(host);
         ringBytes_ = ringBytes;
-        writeState();
+        writeRing();
     }
     fifoLimit_.store(bytes, std::memory_order_release);
     return kOk;
@@ -48,13 +54,11 @@ Status DeviceRuntime::setHeapLimit(size_t bytes) {
     std::lock_guard lock(mutex_);
     if (launched_.load(std::memory_order_acquire) & loader::kDevrtHeap) return CUDA_ERROR_INVALID_VALUE;
     if (bytes > devrt::kMaxHeapBytes) return CUDA_ERROR_INVALID_VALUE;
-    if (ready_.load(std::memory_order_acquire)) {
-        uint64_t va = 0;
-        NVL_TRY(makeHeap(bytes, &va));
-        if (heapVa_) ctx_.heap().free(heapVa_);
-        heapVa_ = va;
-        heapBytes_ = bytes;
-        writeState();
+    if (heapMade_) {
+        const uint64_t old = heapVa_;
+        NVL_TRY(makeHeap(bytes));
+        if (old) ctx_.heap().free(old);
+        writeHeap();
     }
     heapLimit_.store(bytes, std::memory_order_release);
     return kOk;
@@ -68,60 +72,78 @@ Result<std::unique_ptr<hw::GpuMemory>> DeviceRuntime::makeRing(size_t limit, uin
     return host;
 }
 
-Status DeviceRuntime::makeHeap(size_t limit, uint64_t* va) {
-    *va = 0;
-    if (limit == 0) return kOk;  // malloc returns NULL
-    NVL_ASSIGN_OR_RETURN(DeviceHeap::Block b, ctx_.heap().alloc(limit));
-    *va = b.va;
+// Sets heapVa_/heapBytes_ (the old heap, if any, is the caller's to free).
+Status DeviceRuntime::makeHeap(size_t limit) {
+    uint64_t va = 0;
+    if (limit != 0) {  // a heap of 0 bytes: malloc returns NULL
+        NVL_ASSIGN_OR_RETURN(DeviceHeap::Block b, ctx_.heap().alloc(limit));
+        va = b.va;
+    }
+    heapVa_ = va;
+    heapBytes_ = va ? limit : 0;
+    heapMade_ = true;
     return kOk;
 }
 
-// The State as the device starts from: nothing reserved, nothing handed out.
-void DeviceRuntime::writeState() {
-    devrt::State s{};
-    s.ringAddress = host_->va() + devrt::kHostBlockBytes;
-    s.ringBytes = ringBytes_;
-    s.hostBlock = host_->va();
-    s.heapAddress = heapVa_;
-    s.heapBytes = heapVa_ ? heapBytes_ : 0;
-    std::memcpy(static_cast<void*>(stateCpu_), &s, sizeof s);
+// Only while no launched kernel uses the FIFO: nothing is reserved.
+void DeviceRuntime::writeRing() {
+    writeField(stateCpu_, &devrt::State::ringAddress, host_->va() + devrt::kHostBlockBytes);
+    writeField(stateCpu_, &devrt::State::ringBytes, ringBytes_);
+    writeField(stateCpu_, &devrt::State::hostBlock, host_->va());
+    writeField(stateCpu_, &devrt::State::head, uint64_t{0});
+    hw::writeBarrier();
+}
+
+// Only while no launched kernel uses the heap: nothing is handed out.
+void DeviceRuntime::writeHeap() {
+    const uint64_t none[devrt::kHeapClasses] = {};
+    std::memcpy(static_cast<void*>(stateCpu_->freeLists), none, sizeof none);
+    writeField(stateCpu_, &devrt::State::heapTop, uint64_t{0});
+    writeField(stateCpu_, &devrt::State::heapBytes, heapBytes_);
+    writeField(stateCpu_, &devrt::State::heapAddress, heapVa_);
     hw::writeBarrier();
 }
 
 Status DeviceRuntime::allocate() {
-    // The State takes device atomics: video memory, written once through
-    // the CPU mapping small allocations have.
+    // The State takes device atomics: video memory, written through the CPU
+    // mapping small allocations have.
     NVL_ASSIGN_OR_RETURN(DeviceHeap::Block state, ctx_.heap().alloc(sizeof(devrt::State)));
     if (!state.cpuVisible) {
         ctx_.heap().free(state.va);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    uint64_t ringBytes = 0, heapVa = 0;
+    uint64_t ringBytes = 0;
     auto host = makeRing(fifoLimit(), &ringBytes);
-    Status s = host ? makeHeap(heapLimit(), &heapVa) : host.status();
-    if (!s.ok()) {
+    if (!host) {
         ctx_.heap().free(state.va);
-        return s;
+        return host.status();
     }
     stateVa_ = state.va;
     stateCpu_ = reinterpret_cast<devrt::State*>(state.va);
     host_ = std::move(*host);
     ringBytes_ = ringBytes;
-    heapVa_ = heapVa;
-    heapBytes_ = heapLimit();
-    writeState();
+    heapVa_ = heapBytes_ = 0;
+    heapMade_ = false;
+    const devrt::State empty{};
+    std::memcpy(static_cast<void*>(stateCpu_), &empty, sizeof empty);
+    writeRing();
     ready_.store(true, std::memory_order_release);
     if (trace::api())
-        trace::print("device runtime: state 0x%llx, printf FIFO %llu bytes, heap %llu bytes at 0x%llx",
-                     static_cast<unsigned long long>(stateVa_), static_cast<unsigned long long>(ringBytes_),
-                     static_cast<unsigned long long>(heapBytes_), static_cast<unsigned long long>(heapVa_));
+        trace::print("device runtime: state 0x%llx, printf FIFO %llu bytes", static_cast<unsigned long long>(stateVa_),
+                     static_cast<unsigned long long>(ringBytes_));
     return kOk;
 }
 
-Result<uint64_t> DeviceRuntime::stateAddress() {
-    if (ready_.load(std::memory_order_acquire)) return stateVa_;
+Result<uint64_t> DeviceRuntime::stateAddress(uint8_t uses) {
     std::lock_guard lock(mutex_);
     if (!ready_.load(std::memory_order_acquire)) NVL_TRY(allocate());
+    if ((uses & loader::kDevrtHeap) && !heapMade_) {
+        NVL_TRY(makeHeap(heapLimit()));
+        writeHeap();
+        if (trace::api())
+            trace::print("device runtime: heap %llu bytes at 0x%llx", static_cast<unsigned long long>(heapBytes_),
+                         static_cast<unsigned long long>(heapVa_));
+    }
     return stateVa_;
 }
 
@@ -177,6 +199,7 @@ void DeviceRuntime::release() {
         host_.reset();
     }
     stateVa_ = heapVa_ = heapBytes_ = ringBytes_ = 0;
+    heapMade_ = false;
     stateCpu_ = nullptr;
     stuckReported_ = false;
     launched_.store(0, std::memory_order_release);
@@ -194,7 +217,7 @@ DeviceRuntime::Buffers DeviceRuntime::buffers() {
     b.state = stateVa_;
     b.stateCpu = stateCpu_;
     b.heap = heapVa_;
-    b.heapBytes = heapVa_ ? heapBytes_ : 0;
+    b.heapBytes = heapBytes_;
     return b;
 }
 

@@ -4,7 +4,8 @@
 // device assert means (layouts in core/devrt_abi.h).
 //
 // Nothing is allocated until the first module that calls the runtime is
-// placed; from then on every such module points at this context's State.
+// placed (the heap: until the first whose kernels call malloc or free); from
+// then on every such module points at this context's State.
 // As in libcuda, the limits can change until a kernel that uses the FIFO
 // (printf, assert) or the heap (malloc, free) has been launched; later
 // changes are CUDA_ERROR_INVALID_VALUE.
@@ -48,9 +49,10 @@ public:
     Status setFifoLimit(size_t bytes);
     Status setHeapLimit(size_t bytes);
 
-    // The device address of the State a module being placed points at;
-    // allocates the FIFO and the heap the first time.
-    Result<uint64_t> stateAddress();
+    // The device address of the State a module being placed points at.
+    // Makes the State and the FIFO the first time, the heap the first time
+    // 'uses' (loader::DevrtUse bits of the module's kernels) has kDevrtHeap.
+    Result<uint64_t> stateAddress(uint8_t uses);
     // A kernel that uses 'uses' (loader::DevrtUse bits) is being launched.
     void noteLaunch(uint8_t uses) {
         if ((launched_.load(std::memory_order_acquire) & uses) != uses) noteFirstLaunch(uses);
@@ -63,7 +65,8 @@ public:
     // their defaults.
     void release();
 
-    // What the buffers are (tests, traces): null pointers before stateAddress().
+    // What the buffers are (tests, traces): null pointers before stateAddress(),
+    // heap 0 before a module calling malloc/free (or with a limit of 0).
     struct Buffers {
         devrt::HostBlock* host = nullptr;
         uint8_t* ring = nullptr;
@@ -80,8 +83,11 @@ private:
     void noteFirstLaunch(uint8_t uses);
     Status allocate();
     Result<std::unique_ptr<hw::GpuMemory>> makeRing(size_t limit, uint64_t* ringBytes);
-    Status makeHeap(size_t limit, uint64_t* va);
-    void writeState();
+    Status makeHeap(size_t limit);
+    // Device-visible State updates, each of the fields it names only: a
+    // kernel using the other part may be running.
+    void writeRing();
+    void writeHeap();
     void drainLocked();
 
     Context& ctx_;
@@ -94,6 +100,7 @@ private:
     devrt::State* stateCpu_ = nullptr;
     std::unique_ptr<hw::GpuMemory> host_;  // HostBlock, then the ring
     uint64_t ringBytes_ = 0;
+    bool heapMade_ = false;
     uint64_t heapVa_ = 0;
     uint64_t heapBytes_ = 0;
     bool stuckReported_ = false;

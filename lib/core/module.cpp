@@ -65,7 +65,9 @@ Status Module::place(loader::Image image) {
     ctx_.flushDeviceOutput();
     if (image.devrtStateOffset != loader::Image::kNoDevrt) {
         // The device runtime linked into the image finds this context's State through its slot.
-        NVL_ASSIGN_OR_RETURN(uint64_t state, ctx_.devrt().stateAddress());
+        uint8_t uses = 0;
+        for (const loader::Kernel& k : image.kernels) uses |= k.devrtUses;
+        NVL_ASSIGN_OR_RETURN(uint64_t state, ctx_.devrt().stateAddress(uses));
         if (image.devrtStateOffset > image.bytes.size() || image.bytes.size() - image.devrtStateOffset < sizeof state)
             return CUDA_ERROR_INVALID_IMAGE;
         std::memcpy(image.bytes.data() + image.devrtStateOffset, &state, sizeof state);

@@ -47,6 +47,7 @@ const char kSource[] =
     "__global__ void k_plain(int* out) { out[threadIdx.x] = threadIdx.x; }\n"
     "}\n";
 const char kOtherSource[] = "extern \"C\" __global__ void other(int* p) { p[0] = 1; }\n";
+const char kPrintfOnlySource[] = "extern \"C\" __global__ void only_printf(int v) { printf(\"v=%d\\n\", v); }\n";
 
 DeviceRuntime& runtime() {
     CUcontext c = nullptr;
@@ -189,6 +190,31 @@ void test_plain_module_needs_nothing(void**) {
     CUmodule m = ts_source_module(kOtherSource, "devrt_other.cu");
     assert_null(runtime().buffers().ring);
     assert_cu_ok(cuModuleUnload(m));
+}
+
+// The heap comes with the first module whose kernels call malloc/free; its
+// State fields are written alone (a printf kernel may be running: the FIFO's
+// reservation counter is left as it is).
+void test_heap_made_on_first_malloc_module(void**) {
+    CUmodule p = ts_source_module(kPrintfOnlySource, "devrt_printf_only.cu");
+    DeviceRuntime::Buffers b = runtime().buffers();
+    assert_non_null(b.ring);
+    assert_int_equal(b.heap, 0);
+    assert_int_equal(b.stateCpu->heapAddress, 0);
+    assert_int_equal(b.stateCpu->heapBytes, 0);
+    // As if a kernel had reserved FIFO space meanwhile.
+    __atomic_store_n(&b.stateCpu->head, uint64_t{4242}, __ATOMIC_RELEASE);
+    CUmodule m = loadModule();  // k_heap calls malloc/free
+    b = runtime().buffers();
+    assert_true(b.heap != 0);
+    assert_int_equal(b.heapBytes, DeviceRuntime::kDefaultHeapBytes);
+    assert_int_equal(b.stateCpu->heapAddress, b.heap);
+    assert_int_equal(b.stateCpu->heapBytes, b.heapBytes);
+    assert_int_equal(b.stateCpu->heapTop, 0);
+    assert_int_equal(__atomic_load_n(&b.stateCpu->head, __ATOMIC_ACQUIRE), 4242);
+    __atomic_store_n(&b.stateCpu->head, uint64_t{0}, __ATOMIC_RELEASE);
+    assert_cu_ok(cuModuleUnload(m));
+    assert_cu_ok(cuModuleUnload(p));
 }
 
 // ------------------------------------------------------------------ output
@@ -408,6 +434,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_module_points_at_context_state, ts_ctx_setup, ts_ctx_teardown),
         cmocka_unit_test_setup_teardown(test_plain_module_needs_nothing, ts_ctx_setup, ts_ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_heap_made_on_first_malloc_module, ts_ctx_setup, ts_ctx_teardown),
         cmocka_unit_test_setup_teardown(test_output_at_synchronising_calls, ts_ctx_setup, ts_ctx_teardown),
         cmocka_unit_test_setup_teardown(test_output_goes_to_stdout, ts_ctx_setup, ts_ctx_teardown),
         cmocka_unit_test_setup_teardown(test_output_at_context_destroy, ts_ctx_setup, ts_ctx_teardown),

@@ -13,6 +13,7 @@
 
 #include "core/context.h"
 #include "core/devrt.h"
+#include "loader/image.h"
 #include "devrt_records.h"
 #include "support/test_support.h"
 
@@ -31,7 +32,7 @@ void test_concurrent_drains(void** state) {
     CUcontext c = ts_fx(state)->ctx;
     DeviceRuntime& rt = runtime(c);
     assert_int_equal(rt.setFifoLimit(4096).code(), CUDA_SUCCESS);  // a small ring: many laps
-    assert_true(rt.stateAddress().ok());
+    assert_true(rt.stateAddress(nvl::loader::kDevrtFifo).ok());
     nvl::core::fifo::StringOutput out;
     rt.setOutput(&out);
     const DeviceRuntime::Buffers b = rt.buffers();
