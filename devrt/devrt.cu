@@ -19,6 +19,13 @@
 
 using namespace nvl::devrt;
 
+// Loops stay loops: the runtime is copied into every module that calls it.
+#if defined(__CUDACC__)
+#define NVL_ROLLED _Pragma("unroll 1")
+#else
+#define NVL_ROLLED
+#endif
+
 extern "C" __device__ State* nvl_devrt_state;
 __device__ State* nvl_devrt_state;
 
@@ -26,6 +33,7 @@ namespace {
 
 // ------------------------------------------------------------ memory order
 
+#if defined(__CUDA_ARCH__)
 __device__ __forceinline__ uint64_t loadSys(const uint64_t* p) {
     uint64_t v;
     asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
@@ -42,13 +50,24 @@ __device__ __forceinline__ void storeSys32(uint32_t* p, uint32_t v) {
 
 __device__ __forceinline__ uint64_t loadVolatile(const uint64_t* p) { return *static_cast<const volatile uint64_t*>(p); }
 
+__device__ __forceinline__ void storeVolatile(uint64_t* p, uint64_t v) { *static_cast<volatile uint64_t*>(p) = v; }
+#else
+// The host build of this file (tests/unit/test_devrt_host.cpp runs the
+// same code on CPU threads against the host side).
+inline uint64_t loadSys(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+inline void storeSys(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+inline void storeSys32(uint32_t* p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+inline uint64_t loadVolatile(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+inline void storeVolatile(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+#endif
+
 __device__ __forceinline__ uint64_t pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
 
 // ------------------------------------------------------------ strings
 
 __device__ __forceinline__ uint32_t boundedLength(const char* s) {
     uint32_t n = 0;
-    #pragma unroll 1
+    NVL_ROLLED
     while (n < kMaxStringBytes && s[n] != '\0') ++n;
     return n;
 }
@@ -82,7 +101,7 @@ struct Write {
     __device__ __forceinline__ void string(const char* s, uint32_t n) {
         word(n);
         uint64_t acc = 0;
-        #pragma unroll 1
+        NVL_ROLLED
         for (uint32_t i = 0; i < n; ++i) {
             acc |= static_cast<uint64_t>(static_cast<uint8_t>(s[i])) << (8 * (i & 7));
             if ((i & 7) == 7) {
@@ -93,7 +112,7 @@ struct Write {
         if (n & 7) word(acc);
     }
     __device__ __forceinline__ void finish() {
-        #pragma unroll 1
+        NVL_ROLLED
         while (words) word(0);
     }
 };
@@ -113,9 +132,13 @@ struct Args {
     }
     __device__ __forceinline__ uint64_t u64() {
         offset = (offset + 7) & ~uint64_t{7};
-        uint64_t v = *reinterpret_cast<const uint64_t*>(base + offset);
+        const uint8_t* p = base + offset;
         offset += 8;
-        return v;
+        // A buffer of 4-byte arguments is only 4-byte aligned: a format that
+        // reads 8 bytes from it must not fault.
+        if ((reinterpret_cast<uint64_t>(p) & 7) == 0) return *reinterpret_cast<const uint64_t*>(p);
+        const uint32_t* w = reinterpret_cast<const uint32_t*>(p);
+        return w[0] | static_cast<uint64_t>(w[1]) << 32;
     }
 };
 
@@ -134,7 +157,7 @@ __device__ __forceinline__ int walkFormat(const char* fmt, uint32_t n, const uin
     Args args{argBuffer};
     int consumed = 0;
     uint32_t i = 0;
-    #pragma unroll 1
+    NVL_ROLLED
     while (i < n) {
         if (fmt[i++] != '%') continue;
         if (i < n && fmt[i] == '%') {
@@ -160,7 +183,7 @@ __device__ __forceinline__ int walkFormat(const char* fmt, uint32_t n, const uin
             }
         }
         bool wide = false;  // 64-bit integer argument
-        #pragma unroll 1
+        NVL_ROLLED
         while (i < n) {
             const char c = fmt[i];
             if (c == 'l' || c == 'z' || c == 'j' || c == 't' || c == 'q') wide = true;
@@ -199,7 +222,7 @@ __device__ __forceinline__ bool reserve(State* st, HostBlock* host, uint64_t byt
     const uint64_t capacity = st->ringBytes;
     if (bytes > capacity) return false;
     uint64_t head = loadVolatile(&st->head);
-    #pragma unroll 1
+    NVL_ROLLED
     for (;;) {
         const uint64_t tail = loadSys(&host->tail);
         if (head - tail + bytes > capacity) return false;
@@ -243,7 +266,7 @@ __device__ __forceinline__ bool record(uint32_t kind, Emit emit) {
 __device__ __forceinline__ uint32_t classFor(uint64_t bytes) {
     const uint64_t need = bytes + kHeapHeaderBytes;
     uint32_t k = kHeapMinShift;
-    #pragma unroll 1
+    NVL_ROLLED
     while (k < kHeapMinShift + kHeapClasses && (uint64_t{1} << k) < need) ++k;
     return k;
 }
@@ -254,7 +277,7 @@ __device__ __forceinline__ uint8_t* popFree(State* st, uint32_t index) {
     uint64_t* list = &st->freeLists[index];
     uint8_t* heap = reinterpret_cast<uint8_t*>(st->heapAddress);
     uint64_t head = loadVolatile(list);
-    #pragma unroll 1
+    NVL_ROLLED
     for (;;) {
         const uint64_t slot = head & kOffsetMask;
         if (slot == 0) return nullptr;
@@ -273,9 +296,9 @@ __device__ __forceinline__ void pushFree(State* st, uint32_t index, uint8_t* blo
     uint64_t* list = &st->freeLists[index];
     const uint64_t slot = static_cast<uint64_t>(block - reinterpret_cast<uint8_t*>(st->heapAddress)) / 16 + 1;
     uint64_t head = loadVolatile(list);
-    #pragma unroll 1
+    NVL_ROLLED
     for (;;) {
-        *reinterpret_cast<volatile uint64_t*>(block + 8) = head & kOffsetMask;
+        storeVolatile(reinterpret_cast<uint64_t*>(block + 8), head & kOffsetMask);
         __threadfence();
         const uint64_t desired = slot | ((head >> kHeapOffsetBits) + 1) << kHeapOffsetBits;
         const unsigned long long seen = atomicCAS(reinterpret_cast<unsigned long long*>(list), head, desired);
@@ -286,7 +309,7 @@ __device__ __forceinline__ void pushFree(State* st, uint32_t index, uint8_t* blo
 
 __device__ __forceinline__ uint8_t* bump(State* st, uint64_t bytes) {
     uint64_t top = loadVolatile(&st->heapTop);
-    #pragma unroll 1
+    NVL_ROLLED
     for (;;) {
         if (top > st->heapBytes || bytes > st->heapBytes - top) return nullptr;
         const unsigned long long seen =
