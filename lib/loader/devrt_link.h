@@ -8,7 +8,11 @@
 //     symbol; the kernel loads the address from c[0x4][...] and calls it
 //     (an ABI call: arguments from R4, return address in R20/R21);
 //   - -rdc code linked by nvlink/nvJitLink: R_CUDA_ABS55_16_34 on the CALL
-//     instruction itself.
+//     instruction itself (and R_CUDA_ABS32_LO/HI_32 for its return address);
+//   - the kernel's .nv.info lists the callees in EIATTR_EXTERNS and the call
+//     sites in EIATTR_SYSCALL_OFFSETS (nothing there needs patching: the
+//     call goes through the relocated address), .nv.callgraph has the edges;
+//     its EIATTR_REGCOUNT and MIN_STACK_SIZE count the kernel alone.
 // Either way the symbol needs an address inside the module. link() appends
 // the runtime's code and its data after the image's stored bytes (one copy
 // per module, like a static library), resolves those relocations against
