@@ -94,6 +94,7 @@ inline uint64_t qmdGet(const uint8_t* qmd, MultiWordField f) {
 }
 // Writes one (for tests building QMDs).
 inline void qmdSet(uint8_t* qmd, MultiWordField f, uint64_t v) {
+    NVL_ASSERT(f.holds(v));
     for (uint32_t bit = f.lo; bit <= f.hi; ++bit, v >>= 1) {
         const uint8_t mask = static_cast<uint8_t>(1u << (bit & 7));
         qmd[bit >> 3] = static_cast<uint8_t>((v & 1) ? (qmd[bit >> 3] | mask) : (qmd[bit >> 3] & ~mask));

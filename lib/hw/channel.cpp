@@ -216,7 +216,7 @@ Result<uint64_t> Channel::endLocked(Reserved& r, Completion completion) {
     const size_t length = w.dwords();
     const uint64_t segmentVa = pushVa_ + begin * 4;
     const uint64_t entry =
-        nv::NVC86F_GP_ENTRY0_GET.value64(segmentVa >> 2) |
+        nv::NVC86F_GP_ENTRY0_GET.value(lo32(segmentVa) >> 2) |
         (static_cast<uint64_t>(nv::NVC86F_GP_ENTRY1_GET_HI.value(hi32(segmentVa)) |
                                nv::NVC86F_GP_ENTRY1_LENGTH.value(static_cast<uint32_t>(length)))
          << 32);
