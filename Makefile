@@ -70,7 +70,7 @@ SAMPLE_BINS := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_SRCS))
 # Keep the test objects make builds on the way (it would delete them as intermediates).
 .SECONDARY:
 
-.PHONY: all lib checked lib-check defs-check samples bench probes tests test test-hw test-tsan install clean header-check demo
+.PHONY: all lib checked lib-check compile-fail-check defs-check samples bench probes tests test test-hw test-tsan install clean header-check demo
 
 all: lib samples
 
@@ -192,6 +192,7 @@ test: $(TEST_DEPS)
 ifneq ($(NO_BUILD),1)
 	@$(MAKE) --no-print-directory header-check
 	@$(MAKE) --no-print-directory lib-check
+	@$(MAKE) --no-print-directory compile-fail-check
 	@$(MAKE) --no-print-directory defs-check
 endif
 
@@ -237,6 +238,10 @@ $(BUILD)/libcheck/init_probe: tests/libs/init_probe.c $(BUILD)/lib/libnvlite.so
 
 lib-check: lib $(BUILD)/libcheck/init_probe
 	@tests/libs/check_libs.sh $(BUILD)/lib $(BUILD)/libcheck/init_probe
+
+# Typed push-buffer methods: wrong method writes must not compile (tests/compile_fail).
+compile-fail-check:
+	@tests/compile_fail/run.sh $(CXX) -std=c++20 $(WARN) -Iinclude -Ilib $(CHECK_FLAGS)
 
 # lib/defs holds only what the code or a test references (tests/defs).
 defs-check:

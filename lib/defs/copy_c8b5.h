@@ -8,18 +8,23 @@
 #include <cstdint>
 
 #include "defs/bits.h"
+#include "defs/method.h"
 
 namespace nvl::nv {
 
+// The copy engine's methods (method.h: typed by this tag; offsets in bytes).
+// The Ampere and Ada copy classes (C6B5, C7B5) have the same ones.
+struct Nvc8b5 {};
+
 // Semaphore address (A: upper bits, B: lower) and 64-bit payload, used by LAUNCH_DMA.
-inline constexpr uint32_t NVC8B5_SET_SEMAPHORE_A = 0x240;
+inline constexpr Method<Nvc8b5, 0x240> NVC8B5_SET_SEMAPHORE_A{};
 inline constexpr BitField NVC8B5_SET_SEMAPHORE_A_UPPER{24, 0};
-inline constexpr uint32_t NVC8B5_SET_SEMAPHORE_B = 0x244;
-inline constexpr uint32_t NVC8B5_SET_SEMAPHORE_PAYLOAD = 0x248;
-inline constexpr uint32_t NVC8B5_SET_SEMAPHORE_PAYLOAD_UPPER = 0x24C;
+inline constexpr Method<Nvc8b5, 0x244> NVC8B5_SET_SEMAPHORE_B{};
+inline constexpr Method<Nvc8b5, 0x248> NVC8B5_SET_SEMAPHORE_PAYLOAD{};
+inline constexpr Method<Nvc8b5, 0x24C> NVC8B5_SET_SEMAPHORE_PAYLOAD_UPPER{};
 
 // LAUNCH_DMA: starts the copy described by the methods below.
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA = 0x300;
+inline constexpr Method<Nvc8b5, 0x300> NVC8B5_LAUNCH_DMA{};
 inline constexpr BitField NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE{1, 0};
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_NONE = 0x0;
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_PIPELINED = 0x1;
@@ -59,21 +64,21 @@ inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE_TWO_WORD = 0x
 
 // Source/destination addresses, pitches and the copy size (LINE_LENGTH_IN bytes x LINE_COUNT
 // lines).
-inline constexpr uint32_t NVC8B5_OFFSET_IN_UPPER = 0x400;
+inline constexpr Method<Nvc8b5, 0x400> NVC8B5_OFFSET_IN_UPPER{};
 inline constexpr BitField NVC8B5_OFFSET_IN_UPPER_UPPER{24, 0};
-inline constexpr uint32_t NVC8B5_OFFSET_IN_LOWER = 0x404;
-inline constexpr uint32_t NVC8B5_OFFSET_OUT_UPPER = 0x408;
+inline constexpr Method<Nvc8b5, 0x404> NVC8B5_OFFSET_IN_LOWER{};
+inline constexpr Method<Nvc8b5, 0x408> NVC8B5_OFFSET_OUT_UPPER{};
 inline constexpr BitField NVC8B5_OFFSET_OUT_UPPER_UPPER{24, 0};
-inline constexpr uint32_t NVC8B5_OFFSET_OUT_LOWER = 0x40C;
-inline constexpr uint32_t NVC8B5_PITCH_IN = 0x410;
-inline constexpr uint32_t NVC8B5_PITCH_OUT = 0x414;
-inline constexpr uint32_t NVC8B5_LINE_LENGTH_IN = 0x418;
-inline constexpr uint32_t NVC8B5_LINE_COUNT = 0x41C;
+inline constexpr Method<Nvc8b5, 0x40C> NVC8B5_OFFSET_OUT_LOWER{};
+inline constexpr Method<Nvc8b5, 0x410> NVC8B5_PITCH_IN{};
+inline constexpr Method<Nvc8b5, 0x414> NVC8B5_PITCH_OUT{};
+inline constexpr Method<Nvc8b5, 0x418> NVC8B5_LINE_LENGTH_IN{};
+inline constexpr Method<Nvc8b5, 0x41C> NVC8B5_LINE_COUNT{};
 
 // Remapping (with LAUNCH_DMA_REMAP_ENABLE): constant fills and component swizzles.
-inline constexpr uint32_t NVC8B5_SET_REMAP_CONST_A = 0x700;
-inline constexpr uint32_t NVC8B5_SET_REMAP_CONST_B = 0x704;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS = 0x708;
+inline constexpr Method<Nvc8b5, 0x700> NVC8B5_SET_REMAP_CONST_A{};
+inline constexpr Method<Nvc8b5, 0x704> NVC8B5_SET_REMAP_CONST_B{};
+inline constexpr Method<Nvc8b5, 0x708> NVC8B5_SET_REMAP_COMPONENTS{};
 inline constexpr BitField NVC8B5_SET_REMAP_COMPONENTS_DST_X{2, 0};
 inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_X_SRC_X = 0x0;
 inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_X_SRC_Y = 0x1;

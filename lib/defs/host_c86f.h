@@ -13,28 +13,33 @@
 #include <cstdint>
 
 #include "defs/bits.h"
+#include "defs/method.h"
 
 namespace nvl::nv {
 
-// Bind an engine object to a subchannel (method offsets are byte offsets).
-inline constexpr uint32_t NVC86F_SET_OBJECT = 0x0;
+// Host methods (method.h: typed by this tag; offsets in bytes). They are
+// taken on any subchannel.
+struct Nvc86f {};
+
+// Bind an engine object to the subchannel the method is written on.
+inline constexpr Method<Nvc86f, 0x0> NVC86F_SET_OBJECT{};
 
 inline constexpr BitField NVC86F_SET_OBJECT_NVCLASS{15, 0};
 inline constexpr BitField NVC86F_SET_OBJECT_ENGINE{20, 16};
 inline constexpr uint32_t NVC86F_SET_OBJECT_ENGINE_SW = 0x1F;
 
 // Non-stall interrupt and reference count (from C56F).
-inline constexpr uint32_t NVC86F_NON_STALL_INTERRUPT = 0x20;
-inline constexpr uint32_t NVC86F_SET_REFERENCE = 0x50;
+inline constexpr Method<Nvc86f, 0x20> NVC86F_NON_STALL_INTERRUPT{};
+inline constexpr Method<Nvc86f, 0x50> NVC86F_SET_REFERENCE{};
 
 // Semaphore methods: address, 64-bit payload, then SEM_EXECUTE runs the operation.
-inline constexpr uint32_t NVC86F_SEM_ADDR_LO = 0x5C;
+inline constexpr Method<Nvc86f, 0x5C> NVC86F_SEM_ADDR_LO{};
 inline constexpr BitField NVC86F_SEM_ADDR_LO_OFFSET{31, 2};
-inline constexpr uint32_t NVC86F_SEM_ADDR_HI = 0x60;
+inline constexpr Method<Nvc86f, 0x60> NVC86F_SEM_ADDR_HI{};
 inline constexpr BitField NVC86F_SEM_ADDR_HI_OFFSET{24, 0};
-inline constexpr uint32_t NVC86F_SEM_PAYLOAD_LO = 0x64;
-inline constexpr uint32_t NVC86F_SEM_PAYLOAD_HI = 0x68;
-inline constexpr uint32_t NVC86F_SEM_EXECUTE = 0x6C;
+inline constexpr Method<Nvc86f, 0x64> NVC86F_SEM_PAYLOAD_LO{};
+inline constexpr Method<Nvc86f, 0x68> NVC86F_SEM_PAYLOAD_HI{};
+inline constexpr Method<Nvc86f, 0x6C> NVC86F_SEM_EXECUTE{};
 inline constexpr BitField NVC86F_SEM_EXECUTE_OPERATION{2, 0};
 inline constexpr uint32_t NVC86F_SEM_EXECUTE_OPERATION_ACQUIRE = 0x0;
 inline constexpr uint32_t NVC86F_SEM_EXECUTE_OPERATION_RELEASE = 0x1;

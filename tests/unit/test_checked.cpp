@@ -1,8 +1,8 @@
 // The checked build (NVLITE_CHECKED, what every test links): NVL_ASSERT stops
 // the process on a broken invariant of nvlite's own code — a value that does
-// not fit its field (Qmd::set, BitField::value), a Result read on an error, an
-// error Result made from a success — and Result<T> works for types without a
-// default constructor. Each broken invariant runs in a forked child, which
+// not fit its field (Qmd::set, BitField::value), a push past the space
+// reserved for it, a Result read on an error, an error Result made from a
+// success — and Result<T> works for types without a default constructor. Each broken invariant runs in a forked child, which
 // must die of SIGABRT with the assertion's message.
 #include <signal.h>
 #include <stdint.h>
@@ -17,6 +17,7 @@
 #include "common/assert.h"
 #include "common/status.h"
 #include "defs/bits.h"
+#include "hw/push_buffer.h"
 #include "hw/qmd.h"
 
 // cmocka last: it declares its functions without extern "C".
@@ -152,6 +153,26 @@ void test_qmd_set_must_fit(void**) {
     });
 }
 
+void test_push_stays_in_its_budget(void**) {
+    uint32_t buf[8] = {};
+    hw::PushWriter w(buf, 3);
+    w.inc(nv::NVC8B5_LINE_LENGTH_IN(7u), nv::NVC8B5_LINE_COUNT(1u));  // exactly the 3 dwords reserved
+    assert_int_equal(w.remaining(), 0);
+    assert_int_equal(buf[1], 7);
+    expectAssertion("a push past the reserved end", [] {
+        uint32_t small[8] = {};
+        hw::PushWriter w2(small, 4);
+        w2.inc(nv::NVC86F_SEM_ADDR_LO(1u), nv::NVC86F_SEM_ADDR_HI(2u), nv::NVC86F_SEM_PAYLOAD_LO(3u),
+               nv::NVC86F_SEM_PAYLOAD_HI(4u));  // 5 dwords into 4
+    });
+    expectAssertion("an immediate value over 13 bits", [] {
+        uint32_t small[2] = {};
+        hw::PushWriter w2(small, 2);
+        volatile uint32_t v = 0x2000;
+        w2.immediate(nv::NVC86F_SET_REFERENCE(v));
+    });
+}
+
 }  // namespace
 
 int main() {
@@ -162,6 +183,7 @@ int main() {
         cmocka_unit_test(test_result_from_success_status_asserts),
         cmocka_unit_test(test_bit_field_value_must_fit),
         cmocka_unit_test(test_qmd_set_must_fit),
+        cmocka_unit_test(test_push_stays_in_its_budget),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
