@@ -36,6 +36,8 @@ struct MultiWordField {
     uint32_t lo;
 
     constexpr uint32_t width() const { return hi - lo + 1; }
+    // The largest value the field holds.
+    constexpr uint64_t max() const { return width() >= 64 ? ~0ull : (1ull << width()) - 1; }
     // Whether 'v' fits in the field.
     constexpr bool holds(uint64_t v) const { return width() >= 64 || (v >> width()) == 0; }
 };
