@@ -132,8 +132,10 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT) $(CHK_LIBS)
 	$(CC) $(SAN) $< $(TEST_SUPPORT) -o $@ -L$(CHK)/lib -lnvlite -Wl,--as-needed -lnvlite_sim -Wl,--no-as-needed \
 	  -Wl,-rpath,'$$ORIGIN/../../checked/lib' $(TEST_LDLIBS)
 
-# Samples that compile kernels use NVRTC from the CUDA toolkit (the library does not).
-SAMPLE_NVRTC := -I$(CUDA_HOME)/include -L$(CUDA_HOME)/lib64 -Wl,--as-needed -lnvrtc -Wl,-rpath,$(CUDA_HOME)/lib64 -lm
+# Samples that compile kernels open NVRTC from the CUDA toolkit with dlopen
+# (samples/nvrtc_compile.h, shared with the benchmarks and the tests; the
+# library does not use NVRTC).
+SAMPLE_NVRTC := -ldl -lm
 
 $(BUILD)/samples/%: samples/%.c $(BUILD)/lib/libnvlite.so $(BUILD)/lib/$(SIM_SONAME)
 	@mkdir -p $(dir $@)
