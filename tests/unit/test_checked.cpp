@@ -105,6 +105,42 @@ void test_result_without_default_constructor(void**) {
     assert_int_equal(out, -7);
 }
 
+// Counts the objects alive: Result must construct and destroy its value
+// exactly once through copies, moves and assignments.
+struct Counted {
+    static inline int live = 0;
+    std::string text;  // not trivially copyable
+    explicit Counted(std::string t) : text(std::move(t)) { ++live; }
+    Counted(const Counted& o) : text(o.text) { ++live; }
+    Counted(Counted&& o) noexcept : text(std::move(o.text)) { ++live; }
+    ~Counted() { --live; }
+};
+
+void test_result_copies_moves_and_assignments(void**) {
+    {
+        Result<Counted> a = Counted("first value, long enough to live on the heap");
+        assert_int_equal(Counted::live, 1);
+        Result<Counted> b = a;  // copy
+        assert_int_equal(Counted::live, 2);
+        Result<Counted> c = std::move(a);  // move
+        assert_int_equal(Counted::live, 3);
+        assert_string_equal(c->text.c_str(), "first value, long enough to live on the heap");
+        Result<Counted> e = CUDA_ERROR_NOT_READY;
+        assert_int_equal(Counted::live, 3);
+        e = b;  // a value over an error
+        assert_true(e.ok());
+        assert_int_equal(Counted::live, 4);
+        b = Result<Counted>(CUDA_ERROR_INVALID_HANDLE);  // an error over a value
+        assert_false(b.ok());
+        assert_int_equal(b.status().code(), CUDA_ERROR_INVALID_HANDLE);
+        assert_int_equal(Counted::live, 3);
+        c = Result<Counted>(Counted("second"));  // a value over a value
+        assert_string_equal(c->text.c_str(), "second");
+        assert_int_equal(Counted::live, 3);
+    }
+    assert_int_equal(Counted::live, 0);
+}
+
 void test_result_value_of_an_error_asserts(void**) {
     expectAssertion("Result::value() on an error", [] {
         Result<NoDefault> bad = makeNoDefault(false);
@@ -179,6 +215,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tests_are_checked),
         cmocka_unit_test(test_result_without_default_constructor),
+        cmocka_unit_test(test_result_copies_moves_and_assignments),
         cmocka_unit_test(test_result_value_of_an_error_asserts),
         cmocka_unit_test(test_result_from_success_status_asserts),
         cmocka_unit_test(test_bit_field_value_must_fit),
