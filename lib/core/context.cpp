@@ -283,6 +283,10 @@ Status Context::ensureLocalMemory(uint32_t bytesPerThread) {
     // The hardware's own per-thread area comes on top of what the kernel asks
     // for (tinygrad measured 0x240 bytes on sm_8x/sm_90).
     constexpr uint32_t kReservedPerThread = 0x240;
+    // CUDA's limit for a thread's local memory (512 KiB); an image claiming
+    // more gets no memory for it (and the QMD field could not say it).
+    constexpr uint32_t kMaxBytesPerThread = 512 * 1024;
+    if (bytesPerThread > kMaxBytesPerThread) return CUDA_ERROR_OUT_OF_MEMORY;
     const uint32_t want = static_cast<uint32_t>(alignUp(bytesPerThread + kReservedPerThread, 32));
     if (localBytesPerThread_.load(std::memory_order_acquire) >= want) return kOk;
     std::lock_guard lock(localMutex_);

@@ -102,6 +102,9 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
 
     const hw::KernelDescriptor& d = f.descriptor();
     const hw::ComputeState state = ctx.computeState();
+    // A block never gets more than the SM has (an image may claim more static
+    // shared memory than that: it cannot run).
+    if (hw::Launch::sharedBytes(d, r.sharedMemBytes) > state.maxSmSharedKiB * 1024) return CUDA_ERROR_INVALID_VALUE;
     const hw::LaunchGeometry g{{r.grid[0], r.grid[1], r.grid[2]}, {r.block[0], r.block[1], r.block[2]}, r.sharedMemBytes};
     hw::Channel& compute = st.computeChannel();
     const size_t lane = st.laneIndex();

@@ -14,7 +14,6 @@ namespace nvl::nv {
 // of the QMD (NVIDIA's MW(hi:lo)).
 inline constexpr uint32_t NVCBC0_QMDV04_00_SIZE_BYTES = 384;
 inline constexpr MultiWordField NVCBC0_QMDV04_00_QMD_TYPE{25, 23};
-inline constexpr MultiWordField NVCBC0_QMDV04_00_QMD_MINOR_VERSION{579, 576};
 inline constexpr MultiWordField NVCBC0_QMDV04_00_QMD_MAJOR_VERSION{583, 580};
 inline constexpr MultiWordField NVCBC0_QMDV04_00_SHARED_MEMORY_SIZE{601, 584};
 inline constexpr MultiWordField NVCBC0_QMDV04_00_GRID_WIDTH{1055, 1024};
@@ -42,9 +41,7 @@ inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP_RED_INC = 0x3;
 inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP_RED_DEC = 0x4;
 inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP_RED_AND = 0x5;
 inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP_RED_OR = 0x6;
-inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP_RED_XOR = 0x7;
 constexpr MultiWordField NVCBC0_QMDV04_00_RELEASE_REDUCTION_FORMAT(uint32_t i) { return {329 + i * 16, 328 + i * 16}; }
-inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_FORMAT_UNSIGNED = 0x0;
 inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_FORMAT_SIGNED = 0x1;
 constexpr MultiWordField NVCBC0_QMDV04_00_RELEASE_PAYLOAD64B(uint32_t i) { return {332 + i * 16, 332 + i * 16}; }
 // RELEASE_SEMAPHORE{0,1,2}_ADDR_LOWER/UPPER and PAYLOAD_LOWER/UPPER: 128 bits apart.
@@ -94,6 +91,7 @@ inline uint64_t qmdGet(const uint8_t* qmd, MultiWordField f) {
 }
 // Writes one (for tests building QMDs).
 inline void qmdSet(uint8_t* qmd, MultiWordField f, uint64_t v) {
+    NVL_ASSERT(f.holds(v));
     for (uint32_t bit = f.lo; bit <= f.hi; ++bit, v >>= 1) {
         const uint8_t mask = static_cast<uint8_t>(1u << (bit & 7));
         qmd[bit >> 3] = static_cast<uint8_t>((v & 1) ? (qmd[bit >> 3] | mask) : (qmd[bit >> 3] & ~mask));

@@ -17,7 +17,22 @@ constexpr uint32_t kCbufGridDim = 0x0c;     // gridDim.x/y/z
 constexpr uint32_t kCbufSharedWindow = 0x18;
 constexpr uint32_t kCbufLocalWindow = 0x20;
 constexpr uint32_t kCbufStackTop = 0x28;
-constexpr uint32_t kStackTop = 0xfffdc0;
+// Where a thread's stack starts: the top of the 16 MiB a thread's local
+// memory can span (the QMD's 24-bit SHADER_LOCAL_MEMORY_*_SIZE fields) less
+// the 0x240 bytes the hardware keeps per thread (Context::ensureLocalMemory).
+// The value libcuda writes there on sm_90 (REFERENCES.md).
+constexpr uint32_t kStackTop = (16u << 20) - 0x240;
+static_assert(kStackTop == 0xfffdc0);
+
+// Shared memory is given to a block in 128-byte steps (SHARED_MEMORY_SIZE).
+constexpr uint32_t kSharedGranularity = 128;
+// SEND_PCAS_A takes the QMD's address >> 8; constant bank 0 starts the slot.
+constexpr uint32_t kQmdAlign = 256;
+// Constant buffer sizes are given in 16-byte units (CONSTANT_BUFFER_SIZE_SHIFTED4).
+constexpr uint32_t kCbufSizeUnit = 16;
+// Local memory: per warp, per TPC and in all, in the steps the hardware takes
+// it (the sizing Mesa NVK and tinygrad use for SET_SHADER_LOCAL_MEMORY*).
+constexpr uint64_t kLocalPerWarpAlign = 0x200, kLocalPerTpcAlign = 0x8000, kLocalTotalAlign = 0x20000;
 
 // Shared-memory carveouts of an sm_90 SM (KiB) and their QMD encoding (KiB / 4 + 1).
 constexpr uint32_t kCarveoutsKiB[] = {0, 8, 16, 32, 64, 100, 132, 164, 196, 228};
@@ -26,11 +41,11 @@ constexpr uint32_t smConfig(uint32_t kib) { return kib / 4 + 1; }
 }  // namespace
 
 uint32_t Launch::sharedBytes(const KernelDescriptor& k, uint32_t dynamicSharedBytes) {
-    return static_cast<uint32_t>(alignUp(k.sharedWindowBytes + dynamicSharedBytes, 128));
+    return static_cast<uint32_t>(alignUp(k.sharedWindowBytes + dynamicSharedBytes, kSharedGranularity));
 }
 
 size_t Launch::dataBytes(const KernelDescriptor& k, const ComputeState& s) {
-    return alignUp(k.cbuf0Bytes, 256) + s.qmd->bytes;
+    return alignUp(k.cbuf0Bytes, kQmdAlign) + s.qmd->bytes;
 }
 
 const QmdLayout& qmdLayoutFor(uint32_t computeClass) {
@@ -49,7 +64,8 @@ Qmd Launch::makeTemplate(const KernelDescriptor& k, const ComputeState& s) {
     q.set(l.programUpper, k.programVa >> 32);
     q.set(l.prefetchLowerShifted, (k.programVa >> 8) & 0xffffffffu);
     q.set(l.prefetchUpperShifted, k.programVa >> 40);
-    q.set(l.prefetchSize, std::min<uint32_t>(k.programBytes >> 8, 0x1ff));
+    // In 256-byte units, at most what the field holds (the start of a long kernel).
+    q.set(l.prefetchSize, std::min<uint64_t>(k.programBytes >> 8, l.prefetchSize.max()));
     q.set(l.registerCount, k.registers);
     q.set(l.barrierCount, std::max<uint32_t>(k.barriers, 1));
     q.set(l.apiVisibleCallLimit, l.apiVisibleCallLimitNoCheck);
@@ -65,14 +81,14 @@ Qmd Launch::makeTemplate(const KernelDescriptor& k, const ComputeState& s) {
     // Constant bank 0 moves every launch: never serve it from the cache.
     q.set(l.cbufValid(0), 1);
     q.set(l.cbufInvalidate(0), 1);
-    q.set(l.cbufSizeShifted4(0), alignUp(k.cbuf0Bytes, 16) >> 4);
+    q.set(l.cbufSizeShifted4(0), alignUp(k.cbuf0Bytes, kCbufSizeUnit) / kCbufSizeUnit);
     for (const ConstantBankBinding& b : k.banks) {
         q.set(l.cbufValid(b.index), 1);
         // __constant__ data can be rewritten between launches by plain copies.
         q.set(l.cbufInvalidate(b.index), 1);
         q.set(l.cbufAddrLower(b.index), (b.va >> l.cbufAddrShift) & 0xffffffffu);
         q.set(l.cbufAddrUpper(b.index), b.va >> (32 + l.cbufAddrShift));
-        q.set(l.cbufSizeShifted4(b.index), alignUp(b.bytes, 16) >> 4);
+        q.set(l.cbufSizeShifted4(b.index), alignUp(b.bytes, kCbufSizeUnit) / kCbufSizeUnit);
     }
     return q;
 }
@@ -128,44 +144,43 @@ Launch::Written Launch::write(const Channel::DataSlot& slot, const Qmd& tmpl, co
         q.set(l.releasePayloadLower, lo32(slot.timelineValue));
         q.set(l.releasePayloadUpper, hi32(slot.timelineValue));
     }
-    const size_t qmdOffset = alignUp(k.cbuf0Bytes, 256);
+    const size_t qmdOffset = alignUp(k.cbuf0Bytes, kQmdAlign);
     q.copyTo(slot.cpu + qmdOffset, l.bytes);
     return {slot.va + qmdOffset, cbuf + k.paramBase};
 }
 
 void Launch::push(PushWriter& w, uint64_t qmdVa) {
     using namespace nv;
-    w.inc(Subchannel::Compute, NVCBC0_SEND_PCAS_A,
-          {NVCBC0_SEND_PCAS_A_QMD_ADDRESS_SHIFTED8.value(static_cast<uint32_t>(qmdVa >> 8))});
-    w.inc(Subchannel::Compute, NVCBC0_SEND_SIGNALING_PCAS2_B,
-          {NVCBC0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION.value(NVCBC0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_PREFETCH_SCHEDULE)});
+    w.inc(NVCBC0_SEND_PCAS_A(NVCBC0_SEND_PCAS_A_QMD_ADDRESS_SHIFTED8.value(qmdVa >> 8)));
+    w.inc(NVCBC0_SEND_SIGNALING_PCAS2_B(
+        NVCBC0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION.value(NVCBC0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION_PREFETCH_SCHEDULE)));
 }
 
 void invalidateShaderCaches(PushWriter& w) {
     using namespace nv;
-    w.inc(Subchannel::Compute, NVCBC0_INVALIDATE_SHADER_CACHES_NO_WFI,
-          {NVCBC0_INVALIDATE_SHADER_CACHES_NO_WFI_INSTRUCTION.value(NVCBC0_INVALIDATE_SHADER_CACHES_NO_WFI_INSTRUCTION_TRUE) |
-           NVCBC0_INVALIDATE_SHADER_CACHES_NO_WFI_GLOBAL_DATA.value(NVCBC0_INVALIDATE_SHADER_CACHES_NO_WFI_GLOBAL_DATA_TRUE) |
-           NVCBC0_INVALIDATE_SHADER_CACHES_NO_WFI_CONSTANT.value(NVCBC0_INVALIDATE_SHADER_CACHES_NO_WFI_CONSTANT_TRUE)});
+    w.inc(NVCBC0_INVALIDATE_SHADER_CACHES_NO_WFI(
+        NVCBC0_INVALIDATE_SHADER_CACHES_NO_WFI_INSTRUCTION.value(NVCBC0_INVALIDATE_SHADER_CACHES_NO_WFI_INSTRUCTION_TRUE) |
+        NVCBC0_INVALIDATE_SHADER_CACHES_NO_WFI_GLOBAL_DATA.value(NVCBC0_INVALIDATE_SHADER_CACHES_NO_WFI_GLOBAL_DATA_TRUE) |
+        NVCBC0_INVALIDATE_SHADER_CACHES_NO_WFI_CONSTANT.value(NVCBC0_INVALIDATE_SHADER_CACHES_NO_WFI_CONSTANT_TRUE)));
 }
 
 void setLocalMemory(PushWriter& w, uint64_t va, uint64_t bytesPerTpc) {
     using namespace nv;
-    w.inc(Subchannel::Compute, NVCBC0_SET_SHADER_LOCAL_MEMORY_A,
-          {NVCBC0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.value(hi32(va)),
-           NVCBC0_SET_SHADER_LOCAL_MEMORY_B_ADDRESS_LOWER.value(lo32(va))});
+    w.inc(NVCBC0_SET_SHADER_LOCAL_MEMORY_A(NVCBC0_SET_SHADER_LOCAL_MEMORY_A_ADDRESS_UPPER.value(hi32(va))),
+          NVCBC0_SET_SHADER_LOCAL_MEMORY_B(lo32(va)));
     // Every SM may use it at once (0xff: more SMs than any GPU has).
-    w.inc(Subchannel::Compute, NVCBC0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A,
-          {NVCBC0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A_SIZE_UPPER.value(hi32(bytesPerTpc)),
-           NVCBC0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_B_SIZE_LOWER.value(lo32(bytesPerTpc)),
-           NVCBC0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_C_MAX_SM_COUNT.value(0xff)});
+    w.inc(NVCBC0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A(
+              NVCBC0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_A_SIZE_UPPER.value(hi32(bytesPerTpc))),
+          NVCBC0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_B(lo32(bytesPerTpc)),
+          NVCBC0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_C(NVCBC0_SET_SHADER_LOCAL_MEMORY_NON_THROTTLED_C_MAX_SM_COUNT.value(0xff)));
 }
 
 LocalMemorySize localMemorySize(uint32_t bytesPerThread, uint32_t maxWarpsPerSm, uint32_t smPerTpc,
                                 uint32_t maxTpcPerGpc, uint32_t gpcCount) {
-    const uint64_t perWarp = alignUp(static_cast<uint64_t>(bytesPerThread) * 32, 0x200);
-    const uint64_t perTpc = alignUp(perWarp * maxWarpsPerSm * smPerTpc, 0x8000);
-    return {perTpc, alignUp(perTpc * maxTpcPerGpc * gpcCount, 0x20000)};
+    constexpr uint64_t kThreadsPerWarp = 32;
+    const uint64_t perWarp = alignUp(static_cast<uint64_t>(bytesPerThread) * kThreadsPerWarp, kLocalPerWarpAlign);
+    const uint64_t perTpc = alignUp(perWarp * maxWarpsPerSm * smPerTpc, kLocalPerTpcAlign);
+    return {perTpc, alignUp(perTpc * maxTpcPerGpc * gpcCount, kLocalTotalAlign)};
 }
 
 }  // namespace nvl::hw

@@ -63,18 +63,18 @@ public:
     static Written write(const Channel::DataSlot& slot, const Qmd& tmpl, const KernelDescriptor& k,
                          const LaunchGeometry& g, const ComputeState& s);
     // The methods that start it.
-    static constexpr size_t kPushDwords = 4;
+    static constexpr size_t kPushDwords = 2 * PushWriter::dwordsFor(1);
     static void push(PushWriter& w, uint64_t qmdVa);
     // Shared memory a block gets (the static window + dynamic).
     static uint32_t sharedBytes(const KernelDescriptor& k, uint32_t dynamicSharedBytes);
 };
 
 // Methods that make the compute engine see new code, constants and data.
-constexpr size_t kInvalidateCachesDwords = 2;
+constexpr size_t kInvalidateCachesDwords = PushWriter::dwordsFor(1);
 void invalidateShaderCaches(PushWriter& w);
 
 // Points the compute engine at a local-memory (stack) buffer.
-constexpr size_t kLocalMemoryDwords = 3 + 4;
+constexpr size_t kLocalMemoryDwords = PushWriter::dwordsFor(2) + PushWriter::dwordsFor(3);
 void setLocalMemory(PushWriter& w, uint64_t va, uint64_t bytesPerTpc);
 
 // Local memory a GPU needs so that every thread can have 'bytesPerThread':

@@ -7,9 +7,11 @@ namespace {
 
 // LINE_LENGTH_IN is 32 bits; keep each piece a round 2 GiB.
 constexpr uint64_t kMaxPiece = 1ull << 31;
-constexpr size_t kCopyPieceDwords = 5 + 2 + 2;
-constexpr size_t kFillPieceDwords = 3 + 2 + 2;
-constexpr size_t kFillSetupDwords = 3;
+// What copy() and fill() write per piece (offsets, length, LAUNCH_DMA), and
+// fill()'s remap set-up once.
+constexpr size_t kCopyPieceDwords = PushWriter::dwordsFor(4) + PushWriter::dwordsFor(1) + PushWriter::dwordsFor(1);
+constexpr size_t kFillPieceDwords = PushWriter::dwordsFor(2) + PushWriter::dwordsFor(1) + PushWriter::dwordsFor(1);
+constexpr size_t kFillSetupDwords = PushWriter::dwordsFor(2);
 
 uint32_t launchFlags(bool first, bool remap) {
     using namespace nv;
@@ -32,18 +34,21 @@ uint64_t pieces(uint64_t n) { return n == 0 ? 0 : (n + kMaxPiece - 1) / kMaxPiec
 size_t copyDwords(uint64_t bytes) { return static_cast<size_t>(pieces(bytes)) * kCopyPieceDwords; }
 
 size_t fillDwords(uint64_t bytes, uint32_t elementSize) {
-    return kFillSetupDwords + static_cast<size_t>(pieces(bytes / elementSize)) * kFillPieceDwords;
+    // fill() writes kMaxPiece / elementSize elements a piece, kMaxPiece bytes.
+    const uint64_t count = bytes / elementSize, perPiece = kMaxPiece / elementSize;
+    return kFillSetupDwords + static_cast<size_t>((count + perPiece - 1) / perPiece) * kFillPieceDwords;
 }
 
 void copy(PushWriter& w, uint64_t dst, uint64_t src, uint64_t bytes) {
     bool first = true;
     while (bytes > 0) {
         const uint64_t n = bytes < kMaxPiece ? bytes : kMaxPiece;
-        w.inc(Subchannel::Copy, nv::NVC8B5_OFFSET_IN_UPPER,
-              {nv::NVC8B5_OFFSET_IN_UPPER_UPPER.value(hi32(src)), lo32(src),
-               nv::NVC8B5_OFFSET_OUT_UPPER_UPPER.value(hi32(dst)), lo32(dst)});
-        w.inc(Subchannel::Copy, nv::NVC8B5_LINE_LENGTH_IN, {static_cast<uint32_t>(n)});
-        w.inc(Subchannel::Copy, nv::NVC8B5_LAUNCH_DMA, {launchFlags(first, false)});
+        w.inc(nv::NVC8B5_OFFSET_IN_UPPER(nv::NVC8B5_OFFSET_IN_UPPER_UPPER.value(hi32(src))),
+              nv::NVC8B5_OFFSET_IN_LOWER(lo32(src)),
+              nv::NVC8B5_OFFSET_OUT_UPPER(nv::NVC8B5_OFFSET_OUT_UPPER_UPPER.value(hi32(dst))),
+              nv::NVC8B5_OFFSET_OUT_LOWER(lo32(dst)));
+        w.inc(nv::NVC8B5_LINE_LENGTH_IN(static_cast<uint32_t>(n)));
+        w.inc(nv::NVC8B5_LAUNCH_DMA(launchFlags(first, false)));
         first = false;
         src += n;
         dst += n;
@@ -56,19 +61,18 @@ void fill(PushWriter& w, uint64_t dst, uint32_t value, uint32_t elementSize, uin
     const uint32_t size = elementSize == 4   ? NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE_FOUR
                           : elementSize == 2 ? NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE_TWO
                                              : NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE_ONE;
-    w.inc(Subchannel::Copy, NVC8B5_SET_REMAP_CONST_B,
-          {value, NVC8B5_SET_REMAP_COMPONENTS_DST_X.value(NVC8B5_SET_REMAP_COMPONENTS_DST_X_CONST_B) |
-                      NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE.value(size) |
-                      NVC8B5_SET_REMAP_COMPONENTS_NUM_DST_COMPONENTS.value(
-                          NVC8B5_SET_REMAP_COMPONENTS_NUM_DST_COMPONENTS_ONE)});
+    w.inc(NVC8B5_SET_REMAP_CONST_B(value),
+          NVC8B5_SET_REMAP_COMPONENTS(NVC8B5_SET_REMAP_COMPONENTS_DST_X.value(NVC8B5_SET_REMAP_COMPONENTS_DST_X_CONST_B) |
+                                      NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE.value(size) |
+                                      NVC8B5_SET_REMAP_COMPONENTS_NUM_DST_COMPONENTS.value(
+                                          NVC8B5_SET_REMAP_COMPONENTS_NUM_DST_COMPONENTS_ONE)));
     bool first = true;
     const uint64_t maxElements = kMaxPiece / elementSize;
     while (count > 0) {
         const uint64_t n = count < maxElements ? count : maxElements;
-        w.inc(Subchannel::Copy, NVC8B5_OFFSET_OUT_UPPER,
-              {NVC8B5_OFFSET_OUT_UPPER_UPPER.value(hi32(dst)), lo32(dst)});
-        w.inc(Subchannel::Copy, NVC8B5_LINE_LENGTH_IN, {static_cast<uint32_t>(n)});
-        w.inc(Subchannel::Copy, NVC8B5_LAUNCH_DMA, {launchFlags(first, true)});
+        w.inc(NVC8B5_OFFSET_OUT_UPPER(NVC8B5_OFFSET_OUT_UPPER_UPPER.value(hi32(dst))), NVC8B5_OFFSET_OUT_LOWER(lo32(dst)));
+        w.inc(NVC8B5_LINE_LENGTH_IN(static_cast<uint32_t>(n)));
+        w.inc(NVC8B5_LAUNCH_DMA(launchFlags(first, true)));
         first = false;
         dst += n * elementSize;
         count -= n;

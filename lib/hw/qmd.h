@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "common/assert.h"
 #include "defs/qmd_v03.h"
 #include "defs/qmd_v04.h"
 
@@ -165,8 +166,11 @@ public:
 
     // Sets a field (up to 64 bits wide, possibly spanning words), a word at
     // a time: this runs for every launch. (nv::qmdGet/qmdSet, bit by bit,
-    // serve the simulator and tests reading raw QMD bytes.)
+    // serve the simulator and tests reading raw QMD bytes.) The value must
+    // fit: the launch path checks what users give before it gets here, and
+    // checked builds stop on a value the field would cut.
     void set(Field f, uint64_t value) {
+        NVL_ASSERT(f.holds(value) && f.hi < kMaxBytes * 8);
         uint32_t bit = f.lo;
         uint32_t left = f.width();
         while (left > 0) {
