@@ -152,7 +152,7 @@ bench: $(BENCH_BINS)
 # that locals keep their values across the longjmp.
 PROBE_CFLAGS := $(ALL_CFLAGS) -O0
 PROBE_BINS := $(BUILD)/probes/compat_probe_libcuda $(BUILD)/probes/compat_probe_nvlite $(BUILD)/probes/module_probe \
-              $(BUILD)/probes/dropin_probe
+              $(BUILD)/probes/dropin_probe $(BUILD)/probes/launch_probe
 
 $(BUILD)/probes/compat_probe_libcuda: tests/compat/compat_probe.c tests/compat/probe.h
 	@mkdir -p $(dir $@)
@@ -163,6 +163,12 @@ $(BUILD)/probes/compat_probe_nvlite: tests/compat/compat_probe.c tests/compat/pr
 	$(CC) $(PROBE_CFLAGS) $< -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
 
 $(BUILD)/probes/module_probe: tests/compat/module_probe.c tests/compat/probe.h $(BUILD)/obj/tests/support/ts_kernels.o $(BUILD)/lib/libnvlite.so
+	@mkdir -p $(dir $@)
+	$(CC) $(PROBE_CFLAGS) -Itests $< $(BUILD)/obj/tests/support/ts_kernels.o -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
+
+# launch_probe: library/kernel objects, cuLaunchKernelEx, cooperative, cluster
+# and legacy launches, run like module_probe (one section per run: its header).
+$(BUILD)/probes/launch_probe: tests/compat/launch_probe.c tests/compat/probe.h $(BUILD)/obj/tests/support/ts_kernels.o $(BUILD)/lib/libnvlite.so
 	@mkdir -p $(dir $@)
 	$(CC) $(PROBE_CFLAGS) -Itests $< $(BUILD)/obj/tests/support/ts_kernels.o -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
 
