@@ -214,7 +214,7 @@ test-hw: $(TEST_DEPS)
 TSAN_BUILD ?= $(BUILD)-tsan
 TSAN_TESTS ?= tests/api/test_threads tests/api/test_copy_ptds tests/api/test_context tests/api/test_init \
               tests/api/test_driver_queries \
-              tests/api/test_faults tests/api/test_events
+              tests/api/test_faults tests/api/test_events tests/api/test_library
 TSAN_BINS  := $(addprefix $(TSAN_BUILD)/,$(TSAN_TESTS))
 TSAN_RUN_OPTIONS := halt_on_error=1 exitcode=66 second_deadlock_stack=1
 

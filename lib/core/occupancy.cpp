@@ -38,7 +38,7 @@ Result<int> maxActiveBlocksPerSm(const Function& f, int blockSize, size_t dynami
     // libcuda: what the registers allow counts, a __launch_bounds__ bound does not;
     // dynamic shared memory beyond the function's limit gives no block at all.
     if (static_cast<uint32_t>(blockSize) > f.maxThreadsByRegisters()) return 0;
-    if (dynamicSmemBytes > f.maxDynamicSharedBytes.load(std::memory_order_relaxed)) return 0;
+    if (dynamicSmemBytes > f.settings.maxDynamicSharedBytes.load(std::memory_order_relaxed)) return 0;
     NVL_ASSIGN_OR_RETURN(const SmLimits sm, limitsFor(f.module().context().device()));
     const loader::Kernel& k = f.kernel();
     const int warps = (blockSize + 31) / 32;
@@ -50,6 +50,19 @@ Result<int> maxActiveBlocksPerSm(const Function& f, int blockSize, size_t dynami
     if (perBlock > static_cast<size_t>(sm.sharedBytes)) return 0;
     blocks = std::min<int>(blocks, static_cast<int>(sm.sharedBytes / perBlock));
     return std::max(blocks, 0);
+}
+
+Result<size_t> availableDynamicSharedPerBlock(const Function& f, int numBlocks, int blockSize) {
+    if (numBlocks <= 0) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(int fit, maxActiveBlocksPerSm(f, blockSize, 0, 0));
+    if (fit < numBlocks) return size_t{0};
+    NVL_ASSIGN_OR_RETURN(const SmLimits sm, limitsFor(f.module().context().device()));
+    // The SM's largest carveout shared by the blocks, 128-byte granules, less
+    // each block's reservation and static shared memory.
+    const size_t share = static_cast<size_t>(sm.sharedBytes) / static_cast<size_t>(numBlocks) / 128 * 128;
+    const size_t fixed = static_cast<size_t>(sm.reservedShared) + f.kernel().staticSharedBytes;
+    const size_t avail = share > fixed ? share - fixed : 0;
+    return std::min<size_t>(avail, f.settings.maxDynamicSharedBytes.load(std::memory_order_relaxed));
 }
 
 Result<PotentialBlockSize> maxPotentialBlockSize(const Function& f, CUoccupancyB2DSize smemForBlock,

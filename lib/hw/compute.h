@@ -36,6 +36,12 @@ struct LaunchGeometry {
     uint32_t grid[3];
     uint32_t block[3];
     uint32_t dynamicSharedBytes;
+    // A thread block cluster shape given at launch (CTAs per cluster in each
+    // dimension; zeros: none, each block its own cluster of one).
+    uint32_t cluster[3] = {0, 0, 0};
+    // Cooperative launch: the grid gets a workspace for cooperative groups'
+    // grid-wide barrier.
+    bool cooperative = false;
 };
 
 // What constant bank 0 and the QMD need from the context and the GPU.
@@ -52,8 +58,9 @@ class Launch {
 public:
     // The QMD fields that depend on the kernel only.
     static Qmd makeTemplate(const KernelDescriptor& k, const ComputeState& s);
-    // Bytes of data-ring space one launch of 'k' takes.
+    // Bytes of data-ring space one launch of 'k' takes (with geometry 'g').
     static size_t dataBytes(const KernelDescriptor& k, const ComputeState& s);
+    static size_t dataBytes(const KernelDescriptor& k, const ComputeState& s, const LaunchGeometry& g);
     // Writes constant bank 0's driver area and the QMD into 'slot'; the
     // caller writes the parameters at 'params'.
     struct Written {
