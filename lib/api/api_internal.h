@@ -21,10 +21,13 @@ namespace nvl::api {
 Result<core::Stream*> resolveStream(CUstream s);
 
 // The function a CUfunction handle names: one of ours whose module is
-// loaded, or a CUkernel (lib/core/library.h), whose function in 'ctx' (the
-// current context when null) it stands for; anything else is
+// loaded; for the launch and occupancy calls (KernelAsFunction::Accepted), as
+// in libcuda, also a CUkernel (lib/core/library.h), whose function in 'ctx'
+// (the current context when null) it stands for. Anything else is
 // CUDA_ERROR_INVALID_HANDLE.
-Result<core::Function*> resolveFunction(CUfunction f, core::Context* ctx = nullptr);
+enum class KernelAsFunction { Refused, Accepted };
+Result<core::Function*> resolveFunction(CUfunction f, KernelAsFunction kernels = KernelAsFunction::Refused,
+                                        core::Context* ctx = nullptr);
 // Every launch entry point's last step: the stream, the function in its
 // context, the launch.
 Status launchOn(CUstream stream, CUfunction f, const core::LaunchRequest& r);

@@ -13,8 +13,9 @@
 //   PREFERRED_CLUSTER_DIMENSION,
 //   PREFERRED_SHARED_MEMORY_CARVEOUT,
 //   NVLINK_UTIL_CENTRIC_SCHEDULING
-//   SYNCHRONIZATION_POLICY (streams only), DEVICE_UPDATABLE_KERNEL_NODE
-//   (graphs only), unknown ids          CUDA_ERROR_INVALID_VALUE
+//   SYNCHRONIZATION_POLICY (streams only), unknown ids: CUDA_ERROR_INVALID_VALUE;
+//   DEVICE_UPDATABLE_KERNEL_NODE (graphs only): CUDA_ERROR_NOT_SUPPORTED
+// The codes are libcuda 580's (tests/compat/expected/libcuda_launch_ex.txt).
 #include "api/api_internal.h"
 #include "api/entry.h"
 #include "api/entry_impls.h"
@@ -29,22 +30,21 @@ namespace nvl::api {
 
 namespace {
 
-// An event given to a launch attribute: live, and not timed.
-Result<core::Event*> attributeEvent(CUevent h) {
+// An event given to a launch attribute: live, without flags, not timed
+// (libcuda: CUDA_ERROR_ILLEGAL_STATE for flags, CUDA_ERROR_NOT_SUPPORTED for
+// a timed event).
+Result<core::Event*> attributeEvent(CUevent h, int flags) {
     core::Event* e = h ? core::HandleRegistry<core::Event>::get().find(h) : nullptr;
     if (!e || !e->context().active()) return CUDA_ERROR_INVALID_HANDLE;
-    if (e->timed()) return CUDA_ERROR_INVALID_VALUE;
+    if (flags != 0) return CUDA_ERROR_ILLEGAL_STATE;
+    if (e->timed()) return CUDA_ERROR_NOT_SUPPORTED;
     return e;
 }
 
 Status checkAccessPolicy(const CUaccessPolicyWindow& w) {
+    // libcuda checks the ratio, the size and that misses do not persist.
     if (!(w.hitRatio >= 0.0f && w.hitRatio <= 1.0f)) return CUDA_ERROR_INVALID_VALUE;
-    auto known = [](CUaccessProperty p) {
-        return p == CU_ACCESS_PROPERTY_NORMAL || p == CU_ACCESS_PROPERTY_STREAMING ||
-               p == CU_ACCESS_PROPERTY_PERSISTING;
-    };
-    if (!known(w.hitProp) || !known(w.missProp) || w.missProp == CU_ACCESS_PROPERTY_PERSISTING)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (w.missProp == CU_ACCESS_PROPERTY_PERSISTING) return CUDA_ERROR_INVALID_VALUE;
     constexpr size_t kMaxWindowBytes = 134217728;  // CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE
     if (w.num_bytes > kMaxWindowBytes) return CUDA_ERROR_INVALID_VALUE;
     return kOk;
@@ -70,7 +70,7 @@ Status readAttributes(const CUlaunchConfig& c, ExLaunch* out) {
             out->request.cluster[0] = v.clusterDim.x;
             out->request.cluster[1] = v.clusterDim.y;
             out->request.cluster[2] = v.clusterDim.z;
-            if (!v.clusterDim.x || !v.clusterDim.y || !v.clusterDim.z) return CUDA_ERROR_INVALID_VALUE;
+            if (!v.clusterDim.x || !v.clusterDim.y || !v.clusterDim.z) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
             break;
         case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
             if (v.clusterSchedulingPolicyPreference < CU_CLUSTER_SCHEDULING_POLICY_DEFAULT ||
@@ -79,14 +79,13 @@ Status readAttributes(const CUlaunchConfig& c, ExLaunch* out) {
             break;
         case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: break;
         case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: {
-            NVL_ASSIGN_OR_RETURN(core::Event * e, attributeEvent(v.programmaticEvent.event));
-            if (v.programmaticEvent.flags != 0) return CUDA_ERROR_INVALID_VALUE;
+            NVL_ASSIGN_OR_RETURN(core::Event * e, attributeEvent(v.programmaticEvent.event, v.programmaticEvent.flags));
             if (events < 2) out->after[events++] = e;
             break;
         }
         case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: {
-            NVL_ASSIGN_OR_RETURN(core::Event * e, attributeEvent(v.launchCompletionEvent.event));
-            if (v.launchCompletionEvent.flags != 0) return CUDA_ERROR_INVALID_VALUE;
+            NVL_ASSIGN_OR_RETURN(core::Event * e,
+                                 attributeEvent(v.launchCompletionEvent.event, v.launchCompletionEvent.flags));
             if (events < 2) out->after[events++] = e;
             break;
         }
@@ -109,17 +108,17 @@ Status readAttributes(const CUlaunchConfig& c, ExLaunch* out) {
         case CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING:
             if (v.nvlinkUtilCentricScheduling > 1) return CUDA_ERROR_INVALID_VALUE;
             break;
-        case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:      // a stream's, not a launch's
-        case CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE:  // graphs only
+        case CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE: return CUDA_ERROR_NOT_SUPPORTED;  // graphs only
+        case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:  // a stream's, not a launch's
         default: return CUDA_ERROR_INVALID_VALUE;
         }
     }
-    // A preferred (substitute) cluster is a multiple of the cluster; the
-    // blocks may run in the regular clusters, which is what they do here.
-    if (out->preferredCluster[0]) {
+    // A preferred (substitute) cluster needs a cluster and is a multiple of
+    // it; the blocks may run in the regular clusters, which is what they do here.
+    if (out->preferredCluster[0] || out->preferredCluster[1] || out->preferredCluster[2]) {
         for (int i = 0; i < 3; ++i) {
             const uint32_t p = out->preferredCluster[i], r = out->request.cluster[i];
-            if (!p || (r && p % r != 0)) return CUDA_ERROR_INVALID_VALUE;
+            if (!p || !r || p % r != 0) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
         }
     }
     return kOk;

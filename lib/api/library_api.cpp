@@ -1,4 +1,6 @@
 // Libraries and kernels: cuLibrary*, cuKernel* (lib/core/library.h).
+#include <algorithm>
+
 #include "api/api_internal.h"
 #include "api/entry.h"
 #include "api/entry_impls.h"
@@ -90,7 +92,6 @@ Status libraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) 
     NVL_TRY(core::Runtime::get().checkInit());
     if (!pKernel || !name) return CUDA_ERROR_INVALID_VALUE;
     NVL_ASSIGN_OR_RETURN(Library * l, liveLibrary(library));
-    if (!*name) return CUDA_ERROR_INVALID_VALUE;
     NVL_ASSIGN_OR_RETURN(Kernel * k, l->kernel(name));
     *pKernel = k->handle();
     return kOk;
@@ -108,9 +109,10 @@ Status libraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlib
     NVL_TRY(core::Runtime::get().checkInit());
     if (!kernels) return CUDA_ERROR_INVALID_VALUE;
     NVL_ASSIGN_OR_RETURN(Library * l, liveLibrary(lib));
+    // libcuda fills what it has; more room is fine.
     const auto& ks = l->kernels();
-    if (numKernels > ks.size()) return CUDA_ERROR_INVALID_VALUE;
-    for (unsigned i = 0; i < numKernels; ++i) kernels[i] = ks[i]->handle();
+    const size_t n = std::min<size_t>(numKernels, ks.size());
+    for (size_t i = 0; i < n; ++i) kernels[i] = ks[i]->handle();
     return kOk;
 }
 
@@ -197,8 +199,9 @@ Status kernelGetName(const char** name, CUkernel hfunc) {
 
 Status kernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t* paramOffset, size_t* paramSize) {
     NVL_TRY(core::Runtime::get().checkInit());
+    // libcuda: the offset is required, the size not; a NULL kernel is a value error.
+    if (!kernel || !paramOffset) return CUDA_ERROR_INVALID_VALUE;
     NVL_ASSIGN_OR_RETURN(Kernel * k, liveKernel(kernel));
-    if (!paramOffset && !paramSize) return CUDA_ERROR_INVALID_VALUE;
     NVL_ASSIGN_OR_RETURN(loader::KernelParam p, k->param(paramIndex));
     if (paramOffset) *paramOffset = p.offset;
     if (paramSize) *paramSize = p.size;

@@ -1,4 +1,5 @@
 // Modules, functions, launches, occupancy.
+#include <algorithm>
 #include <cstring>
 
 #include "api/api_internal.h"
@@ -36,13 +37,13 @@ Result<Module*> liveModule(CUmodule m) {
 
 }  // namespace
 
-Result<Function*> resolveFunction(CUfunction f, Context* ctx) {
+Result<Function*> resolveFunction(CUfunction f, KernelAsFunction kernels, Context* ctx) {
     if (Function* p = Function::fromHandle(f)) {
         if (!p->loaded()) return CUDA_ERROR_INVALID_HANDLE;
         return p;
     }
     // A CUkernel: its function in the context (the current one unless given).
-    core::Kernel* k = core::Kernel::fromHandle(f);
+    core::Kernel* k = kernels == KernelAsFunction::Accepted ? core::Kernel::fromHandle(f) : nullptr;
     if (!k || !k->loaded()) return CUDA_ERROR_INVALID_HANDLE;
     if (!ctx) {
         NVL_ASSIGN_OR_RETURN(ctx, core::requireCurrent());
@@ -52,7 +53,7 @@ Result<Function*> resolveFunction(CUfunction f, Context* ctx) {
 
 Status launchOn(CUstream stream, CUfunction f, const core::LaunchRequest& r) {
     NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(stream));
-    NVL_ASSIGN_OR_RETURN(Function * fn, resolveFunction(f, &st->context()));
+    NVL_ASSIGN_OR_RETURN(Function * fn, resolveFunction(f, KernelAsFunction::Accepted, &st->context()));
     if (&fn->module().context() != &st->context()) return CUDA_ERROR_INVALID_HANDLE;
     return st->context().noted(core::launchKernel(*st, *fn, r));
 }
@@ -153,8 +154,9 @@ Status funcGetName(const char** name, CUfunction hfunc) {
 
 Status funcGetParamInfo(CUfunction func, size_t paramIndex, size_t* paramOffset, size_t* paramSize) {
     NVL_TRY(core::Runtime::get().checkInit());
+    // libcuda: the offset is required, the size not; a NULL function is a value error.
+    if (!func || !paramOffset) return CUDA_ERROR_INVALID_VALUE;
     NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(func));
-    if (!paramOffset && !paramSize) return CUDA_ERROR_INVALID_VALUE;
     const auto& params = f->kernel().params;
     if (paramIndex >= params.size()) return CUDA_ERROR_INVALID_VALUE;
     if (paramOffset) *paramOffset = params[paramIndex].offset;
@@ -164,7 +166,7 @@ Status funcGetParamInfo(CUfunction func, size_t paramIndex, size_t* paramOffset,
 
 Status funcGetModule(CUmodule* hmod, CUfunction hfunc) {
     NVL_TRY(core::Runtime::get().checkInit());
-    if (!hmod) return CUDA_ERROR_INVALID_VALUE;
+    if (!hmod || !hfunc) return CUDA_ERROR_INVALID_VALUE;
     NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(hfunc));
     *hmod = f->module().handle();
     return kOk;
@@ -196,9 +198,11 @@ Status moduleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions
     NVL_TRY(core::Runtime::get().checkInit());
     if (!functions) return CUDA_ERROR_INVALID_VALUE;
     NVL_ASSIGN_OR_RETURN(Module * m, liveModule(mod));
+    // libcuda fills what it has (more room is fine), in the reverse of the
+    // image's kernel order (a library's kernels come in the image's order).
     const auto& fs = m->functions();
-    if (numFunctions > fs.size()) return CUDA_ERROR_INVALID_VALUE;
-    for (unsigned i = 0; i < numFunctions; ++i) functions[i] = fs[i]->handle();
+    const size_t n = std::min<size_t>(numFunctions, fs.size());
+    for (size_t i = 0; i < n; ++i) functions[i] = fs[fs.size() - 1 - i]->handle();
     return kOk;
 }
 
@@ -216,7 +220,7 @@ Status occupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunc
                                                           size_t dynamicSMemSize, unsigned int flags) {
     NVL_TRY(core::Runtime::get().checkInit());
     if (!numBlocks) return CUDA_ERROR_INVALID_VALUE;
-    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(func));
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(func, KernelAsFunction::Accepted));
     NVL_ASSIGN_OR_RETURN(*numBlocks, core::maxActiveBlocksPerSm(*f, blockSize, dynamicSMemSize, flags));
     return kOk;
 }
@@ -229,7 +233,7 @@ Status occupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func
 Status occupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks, int blockSize) {
     NVL_TRY(core::Runtime::get().checkInit());
     if (!dynamicSmemSize) return CUDA_ERROR_INVALID_VALUE;
-    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(func));
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(func, KernelAsFunction::Accepted));
     NVL_ASSIGN_OR_RETURN(*dynamicSmemSize, core::availableDynamicSharedPerBlock(*f, numBlocks, blockSize));
     return kOk;
 }
@@ -239,7 +243,7 @@ Status occupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize,
                                                int blockSizeLimit, unsigned int flags) {
     NVL_TRY(core::Runtime::get().checkInit());
     if (!minGridSize || !blockSize) return CUDA_ERROR_INVALID_VALUE;
-    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(func));
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(func, KernelAsFunction::Accepted));
     NVL_ASSIGN_OR_RETURN(core::PotentialBlockSize p,
                          core::maxPotentialBlockSize(*f, blockSizeToDynamicSMemSize, dynamicSMemSize,
                                                      blockSizeLimit, flags));

@@ -1,6 +1,7 @@
 #include "core/launch.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "core/context.h"
@@ -81,23 +82,27 @@ Result<uint64_t> maxResidentBlocks(const Function& f, uint32_t threads, uint32_t
 
 namespace {
 
-// The cluster shape a launch gets: the one given, else the kernel's own
-// (__cluster_dims__), else none (zeros). Checked against the grid, the
-// kernel and the device.
+// The cluster shape a launch gets: the one given, else the one the kernel
+// requires (__cluster_dims__, or REQUIRED_CLUSTER_* set at run time), else
+// none (zeros). Checked against the grid, the kernel and the device with
+// libcuda's answers.
 Status clusterShape(const Function& f, const LaunchRequest& r, const hw::ComputeState& state, uint32_t out[3]) {
     const loader::Kernel& k = f.kernel();
+    uint32_t runtime[3];
+    for (int i = 0; i < 3; ++i) runtime[i] = f.settings.requiredCluster[i].load(std::memory_order_relaxed);
+    const uint32_t* required = k.clusterDims[0] ? k.clusterDims
+                               : (runtime[0] || runtime[1] || runtime[2]) ? runtime
+                                                                          : nullptr;
     const bool given = r.cluster[0] || r.cluster[1] || r.cluster[2];
-    const bool fixed = k.clusterDims[0] != 0;
-    if (given && fixed) {
-        // libcuda: a shape given at launch must be the kernel's own.
-        for (int i = 0; i < 3; ++i)
-            if (r.cluster[i] != k.clusterDims[i]) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
-    }
-    if (!given && !fixed) {
+    if (!given && !required) {
         out[0] = out[1] = out[2] = 0;
         return k.explicitCluster ? Status(CUDA_ERROR_INVALID_CLUSTER_SIZE) : kOk;
     }
-    const uint32_t* c = given ? r.cluster : k.clusterDims;
+    // A shape given at launch must be the one the kernel requires.
+    if (given && required)
+        for (int i = 0; i < 3; ++i)
+            if (required[i] && r.cluster[i] != required[i]) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    const uint32_t* c = given ? r.cluster : required;
     uint64_t size = 1;
     for (int i = 0; i < 3; ++i) {
         if (c[i] == 0 || r.grid[i] % c[i] != 0) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
@@ -110,6 +115,9 @@ Status clusterShape(const Function& f, const LaunchRequest& r, const hw::Compute
     if (size > limit) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
     return kOk;
 }
+
+// %gridid: every launch of the process its own number.
+std::atomic<uint64_t> nextGridId{1};
 
 }  // namespace
 
@@ -130,20 +138,21 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
     if (k.requiredBlock[0] &&
         (r.block[0] != k.requiredBlock[0] || r.block[1] != k.requiredBlock[1] || r.block[2] != k.requiredBlock[2]))
         return CUDA_ERROR_INVALID_VALUE;
-    if (r.sharedMemBytes > f.settings.maxDynamicSharedBytes.load(std::memory_order_relaxed))
-        return CUDA_ERROR_INVALID_VALUE;
-    NVL_ASSIGN_OR_RETURN(const ParamSource params, checkParams(k, r));
     const hw::ComputeState state = ctx.computeState();
-    uint32_t cluster[3];
-    NVL_TRY(clusterShape(f, r, state, cluster));
     if (r.cooperative) {
-        // Every block must be resident at once for a grid-wide barrier.
+        // Every block must be resident at once for a grid-wide barrier (checked
+        // before the shared memory, as libcuda: too much of it is too large a grid).
         if (!state.qmd->hasCluster) return CUDA_ERROR_NOT_SUPPORTED;  // needs the sm_90 driver area
         NVL_ASSIGN_OR_RETURN(uint64_t resident,
                              maxResidentBlocks(f, static_cast<uint32_t>(threads), r.sharedMemBytes));
         if (static_cast<uint64_t>(r.grid[0]) * r.grid[1] * r.grid[2] > resident)
             return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
     }
+    if (r.sharedMemBytes > f.settings.maxDynamicSharedBytes.load(std::memory_order_relaxed))
+        return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(const ParamSource params, checkParams(k, r));
+    uint32_t cluster[3];
+    NVL_TRY(clusterShape(f, r, state, cluster));
     // Lazy loading: the module's code goes to the GPU with its first launch.
     NVL_TRY(f.ensureResident());
     // The context's stack limit (1 KiB unless set) covers recursive kernels,
@@ -157,6 +166,7 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
     hw::LaunchGeometry g{{r.grid[0], r.grid[1], r.grid[2]}, {r.block[0], r.block[1], r.block[2]}, r.sharedMemBytes};
     for (int i = 0; i < 3; ++i) g.cluster[i] = cluster[i];
     g.cooperative = r.cooperative;
+    g.gridId = nextGridId.fetch_add(1, std::memory_order_relaxed);
     hw::Channel& compute = st.computeChannel();
     const size_t lane = st.laneIndex();
     return st.submitWithData(compute, hw::Launch::kPushDwords + hw::kInvalidateCachesDwords,

@@ -157,7 +157,7 @@ Status Library::unload() {
     Status first = kOk;
     for (const Loaded& l : modules) {
         if (!l.module->loaded()) continue;
-        Status s = l.module->unload();
+        Status s = l.module->unloadNow();
         if (first.ok() && !s.ok()) first = s;
     }
     std::lock_guard lock(mutex_);

@@ -28,6 +28,7 @@ FunctionSettings& FunctionSettings::operator=(const FunctionSettings& o) {
     cacheConfig = o.cacheConfig.load();
     nonPortableClusterSizeAllowed = o.nonPortableClusterSizeAllowed.load();
     clusterSchedulingPolicy = o.clusterSchedulingPolicy.load();
+    for (int i = 0; i < 3; ++i) requiredCluster[i] = o.requiredCluster[i].load();
     return *this;
 }
 
@@ -83,9 +84,12 @@ Result<int> functionAttribute(const KernelInfo& k, const FunctionSettings& s, ui
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: return static_cast<int>(s.maxDynamicSharedBytes.load());
     case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: return s.preferredCarveout.load();
     case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: return k.explicitCluster ? 1 : 0;
-    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: return static_cast<int>(k.clusterDims[0]);
-    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: return static_cast<int>(k.clusterDims[1]);
-    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: return static_cast<int>(k.clusterDims[2]);
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: {
+        const int i = attrib - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH;
+        return static_cast<int>(k.clusterDims[0] ? k.clusterDims[i] : s.requiredCluster[i].load());
+    }
     case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: return s.nonPortableClusterSizeAllowed.load();
     case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: return s.clusterSchedulingPolicy.load();
     default: return CUDA_ERROR_INVALID_VALUE;
@@ -107,8 +111,16 @@ Status setFunctionAttribute(const KernelInfo& k, const Device& dev, FunctionSett
         s.preferredCarveout = value;
         return kOk;
     case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
-        if (value < 0 || value > 1) return CUDA_ERROR_INVALID_VALUE;
+        // libcuda takes any value; nonzero allows up to 16 blocks per cluster.
         s.nonPortableClusterSizeAllowed = value;
+        return kOk;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+        // Fixed by __cluster_dims__ at compile time, or set here at run time.
+        if (k.clusterDims[0]) return CUDA_ERROR_NOT_PERMITTED;
+        if (value < 0) return CUDA_ERROR_INVALID_VALUE;
+        s.requiredCluster[attrib - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH] = static_cast<uint32_t>(value);
         return kOk;
     case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
         if (value < CU_CLUSTER_SCHEDULING_POLICY_DEFAULT || value > CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING)
@@ -127,8 +139,13 @@ Function* Function::fromHandle(CUfunction f) { return HandleRegistry<Function>::
 Module* Module::fromHandle(CUmodule m) { return HandleRegistry<Module>::get().find(m); }
 
 bool Function::loaded() const { return module_.loaded(); }
-bool Function::resident() const { return module_.loaded() && module_.resident(); }
-Status Function::ensureResident() { return module_.ensureResident(); }
+bool Function::resident() const { return used_.load(std::memory_order_acquire) && module_.resident(); }
+
+Status Function::ensureResident() {
+    NVL_TRY(module_.ensureResident());
+    used_.store(true, std::memory_order_release);
+    return kOk;
+}
 
 // ------------------------------------------------------------------ modules
 
@@ -156,6 +173,7 @@ Result<Module*> Module::load(Context& ctx, loader::Image image, Library* owner) 
     if (moduleLoadingMode() == CU_MODULE_EAGER_LOADING) {
         std::lock_guard lock(m->mutex_);
         NVL_TRY(m->place());
+        for (Function* f : m->functions_) f->used_.store(true, std::memory_order_release);
     }
     m->loaded_.store(true, std::memory_order_release);
     return m;
@@ -230,6 +248,13 @@ Status Module::place() {
 }
 
 Status Module::unload() {
+    if (!loaded()) return CUDA_ERROR_INVALID_HANDLE;
+    // A library's module goes with its library (cuLibraryUnload), as in libcuda.
+    if (library_) return CUDA_ERROR_NOT_PERMITTED;
+    return unloadNow();
+}
+
+Status Module::unloadNow() {
     std::lock_guard lock(mutex_);
     if (!loaded()) return CUDA_ERROR_INVALID_HANDLE;
     // No new launch of its kernels from here on; those already submitted
@@ -246,8 +271,12 @@ Status Module::unload() {
 Result<Function*> Module::function(const char* name) {
     if (!loaded()) return CUDA_ERROR_INVALID_HANDLE;
     if (!*name) return CUDA_ERROR_INVALID_VALUE;
-    for (Function* f : functions_)
-        if (f->name() == name) return f;
+    for (Function* f : functions_) {
+        if (f->name() != name) continue;
+        // libcuda loads a function when it is looked up.
+        NVL_TRY(ctx_.noted(f->ensureResident()));
+        return f;
+    }
     return CUDA_ERROR_NOT_FOUND;
 }
 

@@ -4,9 +4,11 @@
 // Loading reads and checks the image at once; placing it in GPU memory (the
 // upload, relocation, launch templates) happens at load time in EAGER mode and
 // on first use in LAZY mode (CUDA_MODULE_LOADING, LAZY by default as in
-// libcuda): the first launch of one of its kernels, cuFuncLoad, or an address
-// asked of it (cuModuleGetGlobal). A module is placed whole: all its
-// functions become loaded together.
+// libcuda): when one of its functions is looked up (cuModuleGetFunction,
+// cuKernelGetFunction), launched or loaded (cuFuncLoad), or an address is
+// asked of it (cuModuleGetGlobal). The image is placed whole; each function
+// says it is loaded (cuFuncIsLoaded) once it was used in one of those ways,
+// as libcuda's do.
 //
 // Like contexts, Module and Function objects are never freed: unloading
 // releases the GPU memory (and the image) and leaves small shells, so stale
@@ -53,6 +55,10 @@ struct FunctionSettings {
     std::atomic<int> cacheConfig{CU_FUNC_CACHE_PREFER_NONE};
     std::atomic<int> nonPortableClusterSizeAllowed{0};
     std::atomic<int> clusterSchedulingPolicy{CU_CLUSTER_SCHEDULING_POLICY_DEFAULT};
+    // A cluster shape required at run time (REQUIRED_CLUSTER_WIDTH/HEIGHT/
+    // DEPTH set by the program; zeros: not set), for kernels without
+    // __cluster_dims__.
+    std::atomic<uint32_t> requiredCluster[3] = {0, 0, 0};
 
     FunctionSettings() = default;
     FunctionSettings(const FunctionSettings& o) { *this = o; }
@@ -92,9 +98,11 @@ public:
     const hw::Qmd& qmdTemplate() const { return qmd_; }
     // The module is loaded and its context alive (the handle is usable).
     bool loaded() const;
-    // Its code is in GPU memory (cuFuncIsLoaded).
+    // cuFuncIsLoaded: its code is in GPU memory and it was looked up,
+    // launched or loaded since.
     bool resident() const;
-    // Places the module's code now if it is not yet (lazy loading).
+    // Places the module's code now if it is not yet (lazy loading) and
+    // counts the function as loaded.
     Status ensureResident();
 
     FunctionSettings settings;
@@ -109,7 +117,7 @@ public:
     // The legacy launch API's state (cuFuncSetBlockShape, cuFuncSetSharedSize,
     // cuParamSet*): what cuLaunch / cuLaunchGrid launch with.
     struct LegacyLaunch {
-        uint32_t block[3] = {0, 0, 0};  // 0: never set
+        uint32_t block[3] = {1, 1, 1};  // libcuda's shape until one is set
         uint32_t sharedBytes = 0;
         std::vector<uint8_t> params;  // cuParamSetSize bytes
     };
@@ -124,6 +132,7 @@ private:
     loader::Kernel kernel_;
     hw::KernelDescriptor descriptor_;
     hw::Qmd qmd_;
+    std::atomic<bool> used_{false};
 };
 
 class Module {
@@ -150,10 +159,12 @@ public:
     uint32_t ptxVersion() const { return ptxVersion_; }
     uint32_t binaryVersion() const { return binaryVersion_; }
     // Frees the module's device memory (after the work using it finishes).
+    // CUDA_ERROR_NOT_PERMITTED for a library's module.
     Status unload();
 
+    // A function by name, loaded (lazy loading places the module now).
     Result<Function*> function(const char* name);
-    // Its kernels, in the image's order (cuModuleEnumerateFunctions).
+    // Its kernels, in the image's order.
     const std::vector<Function*>& functions() const { return functions_; }
     struct GlobalRange {
         uint64_t address;
@@ -163,8 +174,10 @@ public:
     Result<GlobalRange> global(const char* name);
 
 private:
+    friend class Library;
     Module(Context& ctx, Library* owner) : ctx_(ctx), library_(owner) {}
     Status place();
+    Status unloadNow();
 
     Context& ctx_;
     Library* const library_;

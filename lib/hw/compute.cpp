@@ -20,21 +20,35 @@ constexpr uint32_t kCbufSharedWindow = 0x18;
 constexpr uint32_t kCbufLocalWindow = 0x20;
 constexpr uint32_t kCbufStackTop = 0x28;
 constexpr uint32_t kCbufDynamicShared = 0x2c;  // %dynamic_smem_size
+constexpr uint32_t kCbufGridId = 0x30;         // %gridid, 64-bit
 // %envreg0..31 at 0x40 + 4 i; cooperative groups find the grid workspace's
 // address in envreg1 (high half) and envreg2 (low half).
 constexpr uint32_t kCbufEnvReg = 0x40;
 constexpr uint32_t kCbufGridWorkspaceHigh = kCbufEnvReg + 1 * 4;
 constexpr uint32_t kCbufGridWorkspaceLow = kCbufEnvReg + 2 * 4;
+constexpr uint32_t kCbufSmCount = 0x10c;               // %nsmid
+constexpr uint32_t kCbufCooperative = 0x110;           // 1 in cooperative launches (libcuda 580)
+constexpr uint32_t kCbufReservedShared = 0x114;        // %total_smem_size = the SM's size for the block - this
+constexpr uint32_t kCbufBlockShared = 0x13c;           // the block's shared memory: reserved + static + dynamic
 constexpr uint32_t kCbufExplicitCluster = 0x140;       // %is_explicit_cluster
 constexpr uint32_t kCbufClusterDim = 0x144;            // %cluster_nctaid.x/y/z
 constexpr uint32_t kCbufClusterDimReciprocal = 0x150;  // float 1 / cluster_nctaid: %clusterid = ctaid * it
 constexpr uint32_t kCbufClusterCount = 0x15c;          // %nclusterid.x/y/z
+constexpr uint32_t kCbufSharedWindowBytes = 0x16c;    // the shared-memory window, as libcuda 580 fills it:
+constexpr uint32_t kCbufSharedWindowBase = 0x170;      //   16 MiB at the shared window
 constexpr uint32_t kCbufClusterSize = 0x188;           // %cluster_nctarank
-constexpr uint32_t kCbufDriverAreaEnd = 0x18c;
+// The parameters' own address and their end (what taking the address of a
+// __grid_constant__ parameter reads).
+constexpr uint32_t kCbufParamsAddress = 0x198;
+constexpr uint32_t kCbufParamsEnd = 0x1a0;
+constexpr uint32_t kCbufDriverAreaEnd = 0x1a8;
+constexpr uint32_t kSharedWindowBytes = 16u << 20;
+constexpr uint32_t kReservedSharedBytes = 1024;  // CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK
 constexpr uint32_t kStackTop = 0xfffdc0;
 
 // Cooperative groups' grid workspace (driver_abi.h: wsSize, then the
-// barrier counter), placed after the QMD.
+// barrier counter), placed after the QMD; 16 bytes, the size libcuda 580
+// reports in wsSize.
 struct GridWorkspace {
     uint32_t wsSize;
     uint32_t barrier;
@@ -138,9 +152,23 @@ Launch::Written Launch::write(const Channel::DataSlot& slot, const Qmd& tmpl, co
     put(kCbufLocalWindow + 4, hi32(s.localWindow));
     put(kCbufStackTop, kStackTop);
     put(kCbufDynamicShared, g.dynamicSharedBytes);
+    put(kCbufGridId, lo32(g.gridId));
+    put(kCbufGridId + 4, hi32(g.gridId));
+    put(kCbufSmCount, s.smCount);
+    put(kCbufReservedShared, kReservedSharedBytes);
+    put(kCbufBlockShared, k.sharedWindowBytes + g.dynamicSharedBytes);
+    put(kCbufSharedWindowBytes, kSharedWindowBytes);
+    put(kCbufSharedWindowBase, lo32(s.sharedWindow));
+    put(kCbufSharedWindowBase + 4, hi32(s.sharedWindow));
     put(kCbufExplicitCluster, cluster ? 1 : 0);
     put(kCbufClusterSize, clusterDim[0] * clusterDim[1] * clusterDim[2]);
+    const uint64_t params = slot.va + k.paramBase, paramsEnd = slot.va + k.cbuf0Bytes;
+    put(kCbufParamsAddress, lo32(params));
+    put(kCbufParamsAddress + 4, hi32(params));
+    put(kCbufParamsEnd, lo32(paramsEnd));
+    put(kCbufParamsEnd + 4, hi32(paramsEnd));
     if (g.cooperative) {
+        put(kCbufCooperative, 1);
         put(kCbufGridWorkspaceHigh, hi32(workspaceVa));
         put(kCbufGridWorkspaceLow, lo32(workspaceVa));
     }
@@ -190,7 +218,7 @@ Launch::Written Launch::write(const Channel::DataSlot& slot, const Qmd& tmpl, co
     if (g.cooperative) {
         // A fresh barrier for every grid (its counter need not return to 0
         // when a grid stops early).
-        const GridWorkspace ws{static_cast<uint32_t>(sizeof(GridWorkspace)), 0};
+        const GridWorkspace ws{static_cast<uint32_t>(kGridWorkspaceBytes), 0};
         std::memcpy(slot.cpu + qmdOffset + l.bytes, &ws, sizeof ws);
     }
     return {slot.va + qmdOffset, cbuf + k.paramBase};

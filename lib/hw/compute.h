@@ -42,6 +42,7 @@ struct LaunchGeometry {
     // Cooperative launch: the grid gets a workspace for cooperative groups'
     // grid-wide barrier.
     bool cooperative = false;
+    uint64_t gridId = 0;  // %gridid
 };
 
 // What constant bank 0 and the QMD need from the context and the GPU.
@@ -51,6 +52,7 @@ struct ComputeState {
     uint32_t localBytesPerThread = 0;  // what SET_SHADER_LOCAL_MEMORY provides
     uint32_t smVersion = 0x90;         // SASS version, e.g. 0x90
     uint32_t maxSmSharedKiB = 228;     // largest shared-memory carveout of the SM
+    uint32_t smCount = 0;              // %nsmid
     const QmdLayout* qmd = &kQmdV04;   // the compute class's QMD version
 };
 

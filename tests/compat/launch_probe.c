@@ -23,7 +23,7 @@
  *                           for plain, dynamic-shared, cooperative and cluster
  *                           launches (a kernel whose constant loads are patched
  *                           to read each word)
- *   launch_probe gc         what a __grid_constant__ parameter's address points at
+ *   launch_probe gc         a __grid_constant__ parameter read through its address
  *
  * Run "funcs" also with CUDA_MODULE_LOADING=EAGER and =LAZY.
  *
@@ -155,27 +155,6 @@ static const char kDumpSource[] =
     "    if (threadIdx.x != 0 || blockIdx.x != 0) return;\n"
     "    const volatile unsigned* p = (const volatile unsigned*)&s - 0x218 / 4;\n"
     "    for (int i = 0; i < n; ++i) out[i] = p[from + i];\n"
-    "}\n"
-    /* Looks around constant bank 0 (through the same address) for the launch's
-     * own QMD (version 4: QMD_MAJOR_VERSION at bits 583:580, GRID_WIDTH at
-     * 1055:1024, CTA_THREAD_DIMENSION0 at 1167:1152), 256-byte aligned, and
-     * copies what it finds: out[0] matches, then per match its word offset
-     * from the bank and its 96 words. */
-    "extern \"C\" __global__ void k_scan(unsigned* out, const __grid_constant__ S s, int before, int after) {\n"
-    "    if (threadIdx.x != 0 || blockIdx.x != 0 || blockIdx.y != 0 || blockIdx.z != 0) return;\n"
-    "    const volatile unsigned* bank = (const volatile unsigned*)&s - 0x218 / 4;\n"
-    "    unsigned long long a = (unsigned long long)bank;\n"
-    "    const volatile unsigned* p = (const volatile unsigned*)(a & ~255ull);\n"
-    "    unsigned found = 0;\n"
-    "    for (int w = -before; w < after && found < 4; w += 64) {\n"
-    "        const volatile unsigned* q = p + w;\n"
-    "        if (((q[18] >> 4) & 15u) != 4u || (q[36] & 0xffffu) != blockDim.x || q[32] == 0) continue;\n"
-    "        unsigned* o = out + 1 + found * 100;\n"
-    "        o[0] = (unsigned)(int)(q - bank);\n"
-    "        for (int i = 0; i < 96; ++i) o[1 + i] = q[i];\n"
-    "        ++found;\n"
-    "    }\n"
-    "    out[0] = found;\n"
     "}\n";
 
 /* Managed memory (cuLibraryGetManaged). */
@@ -1134,9 +1113,21 @@ static void legacy(void) {
 
     CUmodule m = NULL;
     P("ModuleLoadData", cuModuleLoadData(&m, cubin));
-    CUfunction f = fn(m, "k_legacy"), d = fn(m, "k_dyn"), t = fn(m, "k_tiny");
-    P("Launch without block shape or params", cuLaunch(f));
-    sync_report("Launch without block shape");
+    CUfunction f = fn(m, "k_legacy"), d = fn(m, "k_dyn");
+    /* Every launch here has valid parameters: a fault would spoil the rest
+     * (libcuda launches with what it has, defaults included). */
+    CUdeviceptr out = dalloc(1 << 20);
+    /* k_legacy(int* out, int a, float f): 8 + 4 + 4 bytes. */
+    P("ParamSetSize 16", cuParamSetSize(f, 16));
+    P("ParamSetv out", cuParamSetv(f, 0, &out, sizeof out));
+    P("ParamSeti a", cuParamSeti(f, 8, 123));
+    P("ParamSetf f", cuParamSetf(f, 12, 4.0f));
+    int h[32 * 12];
+    cuMemsetD8(out, 0xff, 4096);
+    P("Launch with parameters, no block shape", cuLaunch(f));
+    sync_report("Launch no block shape");
+    cuMemcpyDtoH(h, out, 4 * sizeof(int));
+    printf("no block shape: out[0..3] = %d %d %d %d (127 for thread 0; -1 untouched)\n", h[0], h[1], h[2], h[3]);
     P("FuncSetBlockShape 0x1x1", cuFuncSetBlockShape(f, 0, 1, 1));
     P("FuncSetBlockShape -1x1x1", cuFuncSetBlockShape(f, -1, 1, 1));
     P("FuncSetBlockShape 2048x1x1", cuFuncSetBlockShape(f, 2048, 1, 1));
@@ -1146,20 +1137,19 @@ static void legacy(void) {
     P("FuncSetSharedSize 0", cuFuncSetSharedSize(f, 0));
     P("FuncSetSharedSize 1<<20", cuFuncSetSharedSize(f, 1 << 20));
     P("FuncSetSharedSize NULL", cuFuncSetSharedSize(NULL, 0));
-    P("Launch with block shape, no params", cuLaunch(f));
-    sync_report("Launch no params");
-    CUdeviceptr out = dalloc(1 << 20);
-    /* k_legacy(int* out, int a, float f): 8 + 4 + 4 bytes. */
-    P("ParamSetSize 16", cuParamSetSize(f, 16));
+    P("Launch with shared size 1<<20 set", cuLaunch(f));
+    sync_report("Launch shared 1<<20");
+    P("FuncSetSharedSize 0 again", cuFuncSetSharedSize(f, 0));
     P("ParamSetSize 0", cuParamSetSize(f, 0));
     P("ParamSetSize 4097", cuParamSetSize(f, 4097));
     P("ParamSetSize 40000", cuParamSetSize(f, 40000));
     P("ParamSetSize NULL", cuParamSetSize(NULL, 16));
     P("ParamSetSize 16 again", cuParamSetSize(f, 16));
-    P("ParamSetv out", cuParamSetv(f, 0, &out, sizeof out));
-    P("ParamSeti a", cuParamSeti(f, 8, 123));
-    P("ParamSetf f", cuParamSetf(f, 12, 4.0f));
+    P("ParamSetv out again", cuParamSetv(f, 0, &out, sizeof out));
+    P("ParamSeti a again", cuParamSeti(f, 8, 123));
+    P("ParamSetf f again", cuParamSetf(f, 12, 4.0f));
     P("ParamSeti offset 16 (at the end)", cuParamSeti(f, 16, 1));
+    P("ParamSeti offset 14 (across the end)", cuParamSeti(f, 14, 1));
     P("ParamSeti offset -4", cuParamSeti(f, -4, 1));
     P("ParamSetv past the size", cuParamSetv(f, 12, &out, 8));
     P("ParamSetv NULL ptr", cuParamSetv(f, 0, NULL, 8));
@@ -1169,10 +1159,13 @@ static void legacy(void) {
     P("ParamSetv NULL func", cuParamSetv(NULL, 0, &out, 8));
     P("ParamSetTexRef", cuParamSetTexRef(f, CU_PARAM_TR_DEFAULT, NULL));
     P("ParamSeti offset 4097", cuParamSeti(f, 4097, 1));
+    /* The parameters must still be whole: re-set them. */
+    cuParamSetv(f, 0, &out, sizeof out);
+    cuParamSeti(f, 8, 123);
+    cuParamSetf(f, 12, 4.0f);
     P("FuncSetBlockShape 32x1x1", cuFuncSetBlockShape(f, 32, 1, 1));
     P("Launch", cuLaunch(f));
     sync_report("Launch");
-    int h[32 * 12];
     memset(h, 0, sizeof h);
     cuMemcpyDtoH(h, out, 32 * sizeof(int));
     int wrong = 0;
@@ -1192,11 +1185,11 @@ static void legacy(void) {
     P("LaunchGrid 1x65536", cuLaunchGrid(f, 1, 65536));
     P("LaunchGrid -1x1", cuLaunchGrid(f, -1, 1));
     P("LaunchGrid NULL", cuLaunchGrid(NULL, 1, 1));
+    sync_report("LaunchGrid refusals");
     CUstream s = NULL;
     cuStreamCreate(&s, 0);
     cuParamSeti(f, 8, 777);
     P("LaunchGridAsync 2x2 on a stream", cuLaunchGridAsync(f, 2, 2, s));
-    P("LaunchGridAsync bogus stream", cuLaunchGridAsync(f, 2, 2, (CUstream)(uintptr_t)0x1234));
     P("StreamSynchronize", cuStreamSynchronize(s));
     cuMemcpyDtoH(h, out, 4 * 32 * sizeof(int));
     wrong = 0;
@@ -1206,12 +1199,10 @@ static void legacy(void) {
                 wrong += h[(y * 2 + x) * 32 + i] != 777 + 4 + x * 1000 + y * 100000 + i * 10;
     printf("LaunchGridAsync results: %d of 128 wrong\n", wrong);
     cuStreamDestroy(s);
-    /* Parameters kept per function; shared size; a mix with cuLaunchKernel. */
+    /* Shared memory from cuFuncSetSharedSize. */
     cuParamSetSize(d, 8);
     cuParamSetv(d, 0, &out, 8);
     cuFuncSetBlockShape(d, 64, 1, 1);
-    P("k_dyn Launch without shared size", cuLaunch(d));
-    sync_report("k_dyn no shared");
     P("FuncSetSharedSize 256", cuFuncSetSharedSize(d, 256));
     P("k_dyn Launch with shared size 256", cuLaunch(d));
     sync_report("k_dyn 256");
@@ -1222,15 +1213,17 @@ static void legacy(void) {
     P("FuncSetSharedSize 48K+1", cuFuncSetSharedSize(d, 48 * 1024 + 1));
     P("k_dyn Launch with shared size 48K+1", cuLaunch(d));
     sync_report("k_dyn 48K+1");
-    void *tp[] = {&out};
-    P("k_tiny LaunchKernel after legacy setup of others", cuLaunchKernel(t, 1, 1, 1, 32, 1, 1, 0, NULL, tp, NULL));
-    cuParamSetSize(t, 4);
-    cuFuncSetBlockShape(t, 32, 1, 1);
-    P("k_tiny Launch with 4 of 8 parameter bytes", cuLaunch(t));
-    sync_report("k_tiny short params");
     cuFuncSetBlockShape(f, 1025, 1, 1);
-    P("Launch after FuncSetBlockShape 1025 (refused?)", cuLaunch(f));
+    P("Launch after FuncSetBlockShape 1025", cuLaunch(f));
     sync_report("Launch 1025");
+    cuFuncSetBlockShape(f, 32, 1, 1);
+    /* Parameters longer than the kernel's. */
+    cuParamSetSize(f, 64);
+    cuParamSetv(f, 0, &out, sizeof out);
+    cuParamSeti(f, 8, 1);
+    cuParamSetf(f, 12, 1.0f);
+    P("Launch with 64 parameter bytes (kernel has 16)", cuLaunch(f));
+    sync_report("Launch 64 bytes");
     cuMemFree(out);
     P("ModuleUnload", cuModuleUnload(m));
     P("Launch after unload", cuLaunch(f));
@@ -1406,85 +1399,23 @@ static void cbuf(void) {
     cuModuleUnload(wm);
 }
 
-/* Constant bank 0 read through a __grid_constant__ parameter's address (its
- * own run: a bad address there faults the context). */
+/* A __grid_constant__ parameter read through its address (what CUTLASS and
+ * TMA descriptors do). Only the parameter itself: libcuda 580 faults on words
+ * of the bank around it (seen on the H200). Its own run: a fault would spoil
+ * the rest. */
 static void gc(void) {
     CUmodule m = NULL;
     P("ModuleLoadData (dump kernels)", cuModuleLoadData(&m, dump_cubin));
     CUfunction g = fn(m, "k_gc");
     CUdeviceptr out = dalloc(4096);
     unsigned s4[4] = {0x11111111u, 0x22222222u, 0x33333333u, 0x44444444u};
-    int from = 0x210 / 4, n = 8;
+    int from = 0x218 / 4, n = 4;
     void *params[] = {&out, s4, &from, &n};
-    P("k_gc params", cuLaunchKernel(g, 3, 2, 1, 32, 1, 1, 0, NULL, params, NULL));
-    sync_report("k_gc params");
-    unsigned h[64] = {0};
-    cuMemcpyDtoH(h, out, 8 * 4);
-    printf("k_gc words 0x210..0x22c:");
-    for (int i = 0; i < 8; ++i) printf(" 0x%08x", h[i]);
-    printf("\n");
-    from = 0;
-    n = 8;
-    P("k_gc driver area", cuLaunchKernel(g, 3, 2, 1, 32, 1, 1, 0, NULL, params, NULL));
-    sync_report("k_gc driver area");
-    cuMemcpyDtoH(h, out, 8 * 4);
-    printf("k_gc words 0x000..0x01c:");
-    for (int i = 0; i < 8; ++i) printf(" 0x%08x", h[i]);
-    printf("\n");
-    /* The launch descriptors of a plain, a cooperative and a cluster launch
-     * (its block size marks it), if they lie near constant bank 0. */
-    CUfunction scan = fn(m, "k_scan");
-    static const struct {
-        const char *label;
-        unsigned grid, block, cluster;
-        int coop;
-    } launches[] = {{"plain 1001 x 96", 1001, 96, 0, 0},
-                    {"cooperative 8 x 160", 8, 160, 0, 1},
-                    {"cluster 7 grid 1001 x 224", 1001, 224, 7, 0},
-                    {"cluster 2 grid 6 x 2 x 1 / 352", 6, 352, 2, 0}};
-    CUdeviceptr qout = dalloc(1 << 16);
-    for (size_t l = 0; l < sizeof launches / sizeof launches[0]; ++l) {
-        int before = 4096, after = 4096;
-        for (int attempt = 0; attempt < 2; ++attempt) {
-            void *sp[] = {&qout, s4, &before, &after};
-            CUlaunchAttribute a = attr(launches[l].coop ? CU_LAUNCH_ATTRIBUTE_COOPERATIVE : CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
-            if (launches[l].coop) {
-                a.value.cooperative = 1;
-            } else {
-                a.value.clusterDim.x = launches[l].cluster;
-                a.value.clusterDim.y = a.value.clusterDim.z = 1;
-            }
-            CUlaunchConfig c = config(launches[l].grid, l == 3 ? 2 : 1, 1, launches[l].block, &a,
-                                      launches[l].coop || launches[l].cluster ? 1 : 0);
-            cuMemsetD8(qout, 0, 1 << 16);
-            char label[96];
-            snprintf(label, sizeof label, "k_scan %s window %d", launches[l].label, before);
-            P(label, cuLaunchKernelEx(&c, scan, sp, NULL));
-            CUresult r = cuCtxSynchronize();
-            if (r != CUDA_SUCCESS) {
-                printf("%-*s => sync %s (stopping)\n", PROBE_WIDTH, label, rname(r));
-                cuMemFree(qout);
-                return;
-            }
-            unsigned found = 0;
-            cuMemcpyDtoH(&found, qout, 4);
-            printf("%s: %u QMD(s) found\n", label, found);
-            if (found) {
-                unsigned *h2 = malloc(4 * 100 * 4);
-                cuMemcpyDtoH(h2, qout + 4, found * 100 * 4);
-                for (unsigned f = 0; f < found && f < 4; ++f) {
-                    const unsigned *q = h2 + f * 100;
-                    printf("QMD %s #%u at word %d of bank 0:", launches[l].label, f, (int)q[0]);
-                    for (int i = 0; i < 96; ++i) printf("%s%08x", i % 8 ? " " : "\n  ", q[1 + i]);
-                    printf("\n");
-                }
-                free(h2);
-                break;
-            }
-            before = after = 1 << 16;
-        }
-    }
-    cuMemFree(qout);
+    P("k_gc the parameter through its address", cuLaunchKernel(g, 3, 2, 1, 32, 1, 1, 0, NULL, params, NULL));
+    sync_report("k_gc");
+    unsigned h[4] = {0};
+    cuMemcpyDtoH(h, out, sizeof h);
+    printf("k_gc words: 0x%08x 0x%08x 0x%08x 0x%08x (0x11111111 ... 0x44444444 expected)\n", h[0], h[1], h[2], h[3]);
     cuMemFree(out);
     cuModuleUnload(m);
 }

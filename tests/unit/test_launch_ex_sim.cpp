@@ -70,6 +70,14 @@ __global__ void __cluster_dims__(2, 2, 1) k_cluster22(int* out) { if (out) out[b
 constexpr uint32_t kCbufGridDim = 0x0c;
 constexpr uint32_t kCbufDynamicShared = 0x2c;
 constexpr uint32_t kCbufEnvReg1 = 0x44, kCbufEnvReg2 = 0x48;
+constexpr uint32_t kCbufGridId = 0x30;
+constexpr uint32_t kCbufSmCount = 0x10c;
+constexpr uint32_t kCbufCooperative = 0x110;
+constexpr uint32_t kCbufReservedShared = 0x114;
+constexpr uint32_t kCbufBlockShared = 0x13c;
+constexpr uint32_t kCbufSharedWindowBytes = 0x16c;
+constexpr uint32_t kCbufParamsAddress = 0x198;
+constexpr uint32_t kCbufParamsEnd = 0x1a0;
 constexpr uint32_t kCbufExplicitCluster = 0x140;
 constexpr uint32_t kCbufClusterDim = 0x144;
 constexpr uint32_t kCbufClusterDimReciprocal = 0x150;
@@ -235,6 +243,23 @@ void test_plain_driver_area(void**) {
     // Every block its own cluster of one.
     const unsigned grid[3] = {5, 3, 2}, one[3] = {1, 1, 1};
     expectClusterArea(r, grid, one, false);
+    // What libcuda 580 also writes (tests/compat/expected/libcuda_launch_cbuf.txt):
+    // %nsmid, the reserved shared memory, the block's shared memory, the
+    // parameters' address and end, the shared window's size.
+    assert_int_equal(cb0(r, kCbufSmCount), S.sms);
+    assert_int_equal(cb0(r, kCbufReservedShared), 1024);
+    assert_int_equal(cb0(r, kCbufBlockShared), 1024 + 1000);
+    assert_int_equal(cb0(r, kCbufCooperative), 0);
+    assert_int_equal(cb0(r, kCbufSharedWindowBytes), 16u << 20);
+    const uint64_t paramsVa = (static_cast<uint64_t>(cb0(r, kCbufParamsAddress + 4)) << 32) | cb0(r, kCbufParamsAddress);
+    const uint64_t paramsEnd = (static_cast<uint64_t>(cb0(r, kCbufParamsEnd + 4)) << 32) | cb0(r, kCbufParamsEnd);
+    assert_int_equal(paramsVa, r.cb0Va + kParamBase);
+    assert_int_equal(paramsEnd, r.cb0Va + kParamBase + 8);
+    // %gridid: a new one for every launch.
+    const uint64_t id = (static_cast<uint64_t>(cb0(r, kCbufGridId + 4)) << 32) | cb0(r, kCbufGridId);
+    sim::LaunchRecord again = exOne(fn("k_dyn"), c, p, "plain again");
+    const uint64_t id2 = (static_cast<uint64_t>(cb0(again, kCbufGridId + 4)) << 32) | cb0(again, kCbufGridId);
+    assert_true(id != 0 && id2 > id);
     uint64_t param;
     memcpy(&param, r.cb0.data() + kParamBase, 8);
     assert_int_equal(param, out);
@@ -317,8 +342,8 @@ void test_cluster_limits(void**) {
                {{9, 1, 1}, {9, 1, 1}, CUDA_ERROR_INVALID_CLUSTER_SIZE, "9 blocks: not portable"},
                {{16, 1, 1}, {16, 1, 1}, CUDA_ERROR_INVALID_CLUSTER_SIZE, "16 blocks without opting in"},
                {{4, 4, 1}, {4, 4, 1}, CUDA_ERROR_INVALID_CLUSTER_SIZE, "4x4 blocks without opting in"},
-               {{4, 1, 1}, {0, 1, 1}, CUDA_ERROR_INVALID_VALUE, "width 0"},
-               {{4, 1, 1}, {2, 0, 1}, CUDA_ERROR_INVALID_VALUE, "height 0"}};
+               {{4, 1, 1}, {0, 1, 1}, CUDA_ERROR_INVALID_CLUSTER_SIZE, "width 0"},
+               {{4, 1, 1}, {2, 0, 1}, CUDA_ERROR_INVALID_CLUSTER_SIZE, "height 0"}};
     for (const auto& b : bad) {
         CUlaunchAttribute a = clusterAttr(b.cluster[0], b.cluster[1], b.cluster[2]);
         CUlaunchConfig c = config(b.grid[0], b.grid[1], b.grid[2], 32, 0, &a, 1);
@@ -332,7 +357,8 @@ void test_cluster_limits(void**) {
     assert_int_equal(q(r, nv::NVCBC0_QMDV04_00_GPC_CGA_WIDTH), 16);
     a = clusterAttr(32, 1, 1);
     refused(CUDA_ERROR_INVALID_CLUSTER_SIZE, [&] { return cuLaunchKernelEx(&c, f, p, nullptr); }, "32 blocks");
-    assert_cu(CUDA_ERROR_INVALID_VALUE, cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 2));
+    // libcuda takes any value; nonzero allows.
+    assert_cu_ok(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 2));
     assert_cu_ok(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 0));
     int v = -1;
     assert_cu_ok(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, f));
@@ -340,6 +366,41 @@ void test_cluster_limits(void**) {
     a = clusterAttr(16, 1, 1);
     refused(CUDA_ERROR_INVALID_CLUSTER_SIZE, [&] { return cuLaunchKernelEx(&c, f, p, nullptr); },
             "16 blocks after opting out");
+}
+
+// REQUIRED_CLUSTER_WIDTH/HEIGHT/DEPTH set at run time (libcuda 580: settable
+// unless __cluster_dims__ fixed them; a launch must then match the set ones,
+// and one without a cluster uses them, zeros being invalid).
+void test_cluster_required_at_run_time(void**) {
+    requireKernels();
+    CUmodule m = nullptr;
+    assert_cu_ok(cuModuleLoadData(&m, S.cubin.data()));
+    CUfunction f = nullptr, fixed = nullptr;
+    assert_cu_ok(cuModuleGetFunction(&f, m, "k_ptr"));
+    assert_cu_ok(cuModuleGetFunction(&fixed, m, "k_cluster2"));
+    assert_cu(CUDA_ERROR_NOT_PERMITTED, cuFuncSetAttribute(fixed, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, 4));
+    CUdeviceptr out = 0;
+    void* p[] = {&out};
+    assert_cu_ok(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, 2));
+    int v = 0;
+    assert_cu_ok(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, f));
+    assert_int_equal(v, 2);
+    refused(CUDA_ERROR_INVALID_CLUSTER_SIZE,
+            [&] { return cuLaunchKernel(f, 4, 1, 1, 32, 1, 1, 0, nullptr, p, nullptr); }, "width 2 only, no cluster");
+    CUlaunchAttribute a = clusterAttr(2, 1, 1);
+    CUlaunchConfig c = config(4, 1, 1, 32, 0, &a, 1);
+    sim::LaunchRecord r = exOne(f, c, p, "width 2 required, 2x1x1 given");
+    assert_int_equal(q(r, nv::NVCBC0_QMDV04_00_GPC_CGA_WIDTH), 2);
+    a = clusterAttr(4, 1, 1);
+    refused(CUDA_ERROR_INVALID_CLUSTER_SIZE, [&] { return cuLaunchKernelEx(&c, f, p, nullptr); },
+            "width 2 required, 4 given");
+    assert_cu_ok(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT, 1));
+    assert_cu_ok(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH, 1));
+    auto log = launchedBy([&] { assert_cu_ok(cuLaunchKernel(f, 4, 1, 1, 32, 1, 1, 0, nullptr, p, nullptr)); });
+    assert_int_equal(log.size(), 1);
+    assert_int_equal(q(log[0], nv::NVCBC0_QMDV04_00_QMD_TYPE), nv::NVCBC0_QMDV04_00_QMD_TYPE_GRID_GPC_CGA);
+    assert_int_equal(q(log[0], nv::NVCBC0_QMDV04_00_GPC_CGA_WIDTH), 2);
+    assert_cu_ok(cuModuleUnload(m));
 }
 
 // ------------------------------------------------------------------ cooperative
@@ -365,6 +426,7 @@ void test_cooperative_workspace(void**) {
     // envreg1 (high) and envreg2 (low): the workspace right after the launch's QMD.
     const uint64_t ws = (static_cast<uint64_t>(cb0(r, kCbufEnvReg1)) << 32) | cb0(r, kCbufEnvReg2);
     assert_int_equal(ws, r.qmdVa + nv::NVCBC0_QMDV04_00_SIZE_BYTES);
+    assert_int_equal(cb0(r, kCbufCooperative), 1);
     assert_int_equal(q(r, nv::NVCBC0_QMDV04_00_QMD_TYPE), nv::NVCBC0_QMDV04_00_QMD_TYPE_GRID_CTA);
     // Each launch its own workspace.
     auto two = launchedBy([&] {
@@ -406,7 +468,7 @@ void test_cooperative_workspace_bytes(void**) {
     const size_t wsOffset = w.qmdVa - slotVa + nv::NVCBC0_QMDV04_00_SIZE_BYTES;
     uint32_t ws[2];
     memcpy(ws, slot.data() + wsOffset, sizeof ws);
-    assert_int_equal(ws[0], 8);  // wsSize: the workspace's two words
+    assert_int_equal(ws[0], 16);  // wsSize: libcuda 580's 16 bytes
     assert_int_equal(ws[1], 0);  // the barrier counter starts at 0
     uint32_t hi, lo;
     memcpy(&hi, slot.data() + kCbufEnvReg1, 4);
@@ -440,6 +502,10 @@ void test_cooperative_limits(void**) {
     refused(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
             [&] { return cuLaunchCooperativeKernel(f, (unsigned)withShared + 1, 1, 1, 256, 1, 1, 40000, nullptr, p); },
             "one block more with 40000 bytes of shared memory each");
+    // More shared memory than the function may have: too large a grid, as libcuda answers.
+    refused(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+            [&] { return cuLaunchCooperativeKernel(f, (unsigned)S.sms, 1, 1, 256, 1, 1, 100 * 1024, nullptr, p); },
+            "100 KiB of shared memory without opting in");
     // Checked like any launch first.
     refused(CUDA_ERROR_INVALID_VALUE,
             [&] { return cuLaunchCooperativeKernel(f, 1, 1, 1, 1025, 1, 1, 0, nullptr, p); }, "block 1025");
@@ -507,7 +573,19 @@ void test_ex_attributes(void**) {
     add("PREFERRED_SHARED_MEMORY_CARVEOUT 101", CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
         CUDA_ERROR_INVALID_VALUE, [](auto& v) { v.sharedMemCarveout = 101; });
     add("DEVICE_UPDATABLE_KERNEL_NODE (graphs only)", CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE,
-        CUDA_ERROR_INVALID_VALUE, [](auto& v) { v.deviceUpdatableKernelNode.deviceUpdatable = 1; });
+        CUDA_ERROR_NOT_SUPPORTED, [](auto& v) { v.deviceUpdatableKernelNode.deviceUpdatable = 1; });
+    add("ACCESS_POLICY_WINDOW hitProp 7 (not checked)", CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW, CUDA_SUCCESS,
+        [&](auto& v) {
+            v.accessPolicyWindow.num_bytes = 4096;
+            v.accessPolicyWindow.hitProp = (CUaccessProperty)7;
+        });
+    add("ACCESS_POLICY_WINDOW missProp PERSISTING", CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW, CUDA_ERROR_INVALID_VALUE,
+        [&](auto& v) { v.accessPolicyWindow.missProp = CU_ACCESS_PROPERTY_PERSISTING; });
+    add("PREFERRED_CLUSTER_DIMENSION without a cluster", CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION,
+        CUDA_ERROR_INVALID_CLUSTER_SIZE, [](auto& v) {
+            v.preferredClusterDim.x = 2;
+            v.preferredClusterDim.y = v.preferredClusterDim.z = 1;
+        });
     add("NVLINK_UTIL_CENTRIC_SCHEDULING 1", CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING, CUDA_SUCCESS,
         [](auto& v) { v.nvlinkUtilCentricScheduling = 1; });
     add("NVLINK_UTIL_CENTRIC_SCHEDULING 2", CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING,
@@ -535,7 +613,8 @@ void test_ex_attributes(void**) {
     two[1].value.preferredClusterDim.x = 3;
     two[1].value.preferredClusterDim.y = two[1].value.preferredClusterDim.z = 1;
     c = config(12, 1, 1, 32, 0, two, 2);
-    refused(CUDA_ERROR_INVALID_VALUE, [&] { return cuLaunchKernelEx(&c, f, p, nullptr); }, "preferred 3, cluster 2");
+    refused(CUDA_ERROR_INVALID_CLUSTER_SIZE, [&] { return cuLaunchKernelEx(&c, f, p, nullptr); },
+            "preferred 3, cluster 2");
     two[1].value.preferredClusterDim.x = 4;
     sim::LaunchRecord r = exOne(f, c, p, "preferred 4, cluster 2");
     assert_int_equal(q(r, nv::NVCBC0_QMDV04_00_GPC_CGA_WIDTH), 2);
@@ -604,10 +683,15 @@ void test_attribute_events(void**) {
         assert_cu_ok(cuEventSynchronize(untimed));
         assert_cu_ok(cuStreamQuery(nullptr));
         ts_busy_free(&w);
-        // Events must not be timed; a NULL event is no event.
+        // Events must be without flags and not timed; a NULL event is no event.
+        if (id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT) a.value.programmaticEvent.flags = 1;
+        else a.value.launchCompletionEvent.flags = 1;
+        refused(CUDA_ERROR_ILLEGAL_STATE, [&] { return cuLaunchKernelEx(&c, f, p, nullptr); }, "event flags 1");
+        if (id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT) a.value.programmaticEvent.flags = 0;
+        else a.value.launchCompletionEvent.flags = 0;
         if (id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT) a.value.programmaticEvent.event = timed;
         else a.value.launchCompletionEvent.event = timed;
-        refused(CUDA_ERROR_INVALID_VALUE, [&] { return cuLaunchKernelEx(&c, f, p, nullptr); }, "a timed event");
+        refused(CUDA_ERROR_NOT_SUPPORTED, [&] { return cuLaunchKernelEx(&c, f, p, nullptr); }, "a timed event");
         if (id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT) a.value.programmaticEvent.event = nullptr;
         else a.value.launchCompletionEvent.event = nullptr;
         refused(CUDA_ERROR_INVALID_HANDLE, [&] { return cuLaunchKernelEx(&c, f, p, nullptr); }, "a NULL event");
@@ -638,8 +722,11 @@ void test_legacy_launch(void**) {
     assert_cu_ok(cuModuleLoadData(&m, S.cubin.data()));
     CUfunction f = nullptr;
     assert_cu_ok(cuModuleGetFunction(&f, m, "k_args"));
-    // Nothing set yet: no block shape.
-    refused(CUDA_ERROR_INVALID_VALUE, [&] { return cuLaunch(f); }, "cuLaunch before cuFuncSetBlockShape");
+    // Nothing set yet: libcuda launches one thread with no parameter bytes.
+    auto first = launchedBy([&] { assert_cu_ok(cuLaunch(f)); });
+    assert_int_equal(first.size(), 1);
+    assert_int_equal(first[0].block[0] * first[0].block[1] * first[0].block[2], 1);
+    assert_int_equal(first[0].grid[0] * first[0].grid[1] * first[0].grid[2], 1);
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuFuncSetBlockShape(f, 0, 1, 1));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuFuncSetBlockShape(f, 32, -1, 1));
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuFuncSetBlockShape(nullptr, 32, 1, 1));
@@ -756,30 +843,41 @@ void test_lazy_loading(void**) {
     std::vector<CUmodule> mods(24);
     for (CUmodule& m : mods) assert_cu_ok(cuModuleLoadData(&m, S.cubin.data()));
     assert_int_equal(sim::vidmemUsed(), used);
-    CUfunction a = nullptr, b = nullptr;
-    assert_cu_ok(cuModuleGetFunction(&a, mods[0], "k_ptr"));
-    assert_cu_ok(cuModuleGetFunction(&b, mods[1], "k_ptr"));
-    assert_int_equal(loadingState(a), CU_FUNCTION_LOADING_STATE_UNLOADED);
+    // Functions enumerated are not loaded; each is once looked up, launched or loaded.
+    unsigned count = 0;
+    assert_cu_ok(cuModuleGetFunctionCount(&count, mods[0]));
+    std::vector<CUfunction> fs(count);
+    assert_cu_ok(cuModuleEnumerateFunctions(fs.data(), count, mods[0]));
+    for (CUfunction f : fs) assert_int_equal(loadingState(f), CU_FUNCTION_LOADING_STATE_UNLOADED);
     CUdeviceptr out = 0;
     void* p[] = {&out};
-    // The first launch places it (and its module: functions load together).
-    auto log = launchedBy([&] { assert_cu_ok(cuLaunchKernel(a, 1, 1, 1, 32, 1, 1, 0, nullptr, p, nullptr)); });
+    CUfunction launched = nullptr;
+    for (CUfunction f : fs) {
+        const char* name = nullptr;
+        assert_cu_ok(cuFuncGetName(&name, f));
+        if (strcmp(name, "k_ptr") == 0) launched = f;
+    }
+    assert_non_null(launched);
+    auto log = launchedBy([&] { assert_cu_ok(cuLaunchKernel(launched, 1, 1, 1, 32, 1, 1, 0, nullptr, p, nullptr)); });
     assert_int_equal(log.size(), 1);
+    assert_int_equal(loadingState(launched), CU_FUNCTION_LOADING_STATE_LOADED);
+    for (CUfunction f : fs)
+        if (f != launched) assert_int_equal(loadingState(f), CU_FUNCTION_LOADING_STATE_UNLOADED);
+    // The launch placed the code: the program address is in GPU memory now.
+    assert_true(sim::vidmemUsed() > used || log[0].programAddress != 0);
+    // cuModuleGetFunction and cuFuncLoad load too.
+    CUfunction a = nullptr;
+    assert_cu_ok(cuModuleGetFunction(&a, mods[1], "k_dyn"));
     assert_int_equal(loadingState(a), CU_FUNCTION_LOADING_STATE_LOADED);
-    CUfunction sibling = nullptr;
-    assert_cu_ok(cuModuleGetFunction(&sibling, mods[0], "k_dyn"));
-    assert_int_equal(loadingState(sibling), CU_FUNCTION_LOADING_STATE_LOADED);
-    assert_int_equal(loadingState(b), CU_FUNCTION_LOADING_STATE_UNLOADED);
+    assert_cu_ok(cuModuleEnumerateFunctions(fs.data(), count, mods[2]));
+    assert_int_equal(loadingState(fs[0]), CU_FUNCTION_LOADING_STATE_UNLOADED);
+    assert_cu_ok(cuFuncLoad(fs[0]));
+    assert_int_equal(loadingState(fs[0]), CU_FUNCTION_LOADING_STATE_LOADED);
+    // A global's address places the module.
     CUdeviceptr base = 0;
     size_t bytes = 0;
-    assert_cu_ok(cuModuleGetGlobal(&base, &bytes, mods[0], "g_sink"));
-    // cuFuncLoad places it without a launch; a global's address too.
-    assert_cu_ok(cuFuncLoad(b));
-    assert_int_equal(loadingState(b), CU_FUNCTION_LOADING_STATE_LOADED);
-    CUfunction c = nullptr;
-    assert_cu_ok(cuModuleGetFunction(&c, mods[2], "k_ptr"));
-    assert_cu_ok(cuModuleGetGlobal(&base, &bytes, mods[2], "g_sink"));
-    assert_int_equal(loadingState(c), CU_FUNCTION_LOADING_STATE_LOADED);
+    assert_cu_ok(cuModuleGetGlobal(&base, &bytes, mods[3], "g_sink"));
+    assert_int_equal(bytes, sizeof(int));
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuFuncLoad(nullptr));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuFuncIsLoaded(nullptr, a));
     for (CUmodule m : mods) assert_cu_ok(cuModuleUnload(m));
@@ -845,6 +943,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_cluster_launch_qmd_and_registers),
         cmocka_unit_test(test_cluster_from_the_kernel),
         cmocka_unit_test(test_cluster_limits),
+        cmocka_unit_test(test_cluster_required_at_run_time),
         cmocka_unit_test(test_cooperative_workspace),
         cmocka_unit_test(test_cooperative_workspace_bytes),
         cmocka_unit_test(test_cooperative_limits),
