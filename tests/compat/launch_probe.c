@@ -25,7 +25,10 @@
  *                           to read each word)
  *   launch_probe gc         a __grid_constant__ parameter read through its address
  *
- * Run "funcs" also with CUDA_MODULE_LOADING=EAGER and =LAZY.
+ * Run "funcs" also with CUDA_MODULE_LOADING=EAGER and =LAZY. libcuda's outputs
+ * are in tests/compat/expected/libcuda_launch_<section>.txt (run2 on the H200:
+ * every section but legacy, whose first case faulted the context in that
+ * version, and gc, whose reads around the parameter fault on libcuda).
  *
  *   cc -std=c11 -Iinclude -Itests tests/compat/launch_probe.c \
  *      build/obj/tests/support/ts_kernels.o -o launch_probe -Lbuild/lib -lnvlite -ldl
