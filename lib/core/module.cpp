@@ -8,6 +8,7 @@
 #include "core/context.h"
 #include "core/copy.h"
 #include "core/device.h"
+#include "core/devrt.h"
 #include "core/handle_registry.h"
 #include "core/memory.h"
 #include "hw/cpu.h"
@@ -154,6 +155,19 @@ bool Module::loaded() const {
 }
 
 Result<Module*> Module::load(Context& ctx, loader::Image image, Library* owner) {
+    // Loading a module is a synchronising point for kernels' printf output (libcuda).
+    ctx.flushDeviceOutput();
+    if (image.devrtStateOffset != loader::Image::kNoDevrt) {
+        // The device runtime linked into the image finds this context's State
+        // through its slot; the runtime's buffers come with the module, even
+        // before its code is placed (lazy loading).
+        uint8_t uses = 0;
+        for (const loader::Kernel& k : image.kernels) uses |= k.devrtUses;
+        NVL_ASSIGN_OR_RETURN(uint64_t state, ctx.devrt().stateAddress(uses));
+        if (image.devrtStateOffset > image.bytes.size() || image.bytes.size() - image.devrtStateOffset < sizeof state)
+            return CUDA_ERROR_INVALID_IMAGE;
+        std::memcpy(image.bytes.data() + image.devrtStateOffset, &state, sizeof state);
+    }
     auto* m = new Module(ctx, owner);
     HandleRegistry<Module>::get().add(m);
     const Device& dev = ctx.device();
