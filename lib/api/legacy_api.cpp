@@ -51,14 +51,16 @@ AttachCounts& attachCounts() {
 // The largest parameter block a kernel may have (CUDA 12.1+, Volta and later).
 constexpr unsigned kMaxParamBytes = 32764;
 
-// Writes 'n' bytes at 'offset' of the function's parameter block.
+// Writes 'n' bytes at 'offset' of the function's parameter block. Programs
+// set the parameters first and their size last (NVIDIA's samples do), so
+// any place inside the largest block is taken.
 Status setParam(CUfunction hfunc, int offset, const void* data, unsigned n) {
     NVL_TRY(core::Runtime::get().checkInit());
     NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(hfunc));
-    if (offset < 0) return CUDA_ERROR_INVALID_VALUE;
+    if (offset < 0 || static_cast<uint64_t>(offset) + n > kMaxParamBytes) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard lock(f->legacyMutex);
     std::vector<uint8_t>& p = f->legacy.params;
-    if (static_cast<uint64_t>(offset) + n > p.size()) return CUDA_ERROR_INVALID_VALUE;
+    if (p.size() < static_cast<size_t>(offset) + n) p.resize(static_cast<size_t>(offset) + n, 0);
     if (n) std::memcpy(p.data() + offset, data, n);
     return kOk;
 }
@@ -76,6 +78,7 @@ Status launchLegacy(CUfunction hfunc, int gridWidth, int gridHeight, CUstream st
         for (int i = 0; i < 3; ++i) r.block[i] = f->legacy.block[i];
         r.sharedMemBytes = f->legacy.sharedBytes;
         params = f->legacy.params;
+        params.resize(f->legacy.paramBytes, 0);
     }
     r.grid[0] = static_cast<uint32_t>(gridWidth);
     r.grid[1] = static_cast<uint32_t>(gridHeight);
@@ -131,7 +134,7 @@ Status paramSetSize(CUfunction hfunc, unsigned int numbytes) {
     NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(hfunc));
     if (numbytes > kMaxParamBytes) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard lock(f->legacyMutex);
-    f->legacy.params.resize(numbytes, 0);
+    f->legacy.paramBytes = numbytes;
     return kOk;
 }
 

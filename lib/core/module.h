@@ -119,7 +119,10 @@ public:
     struct LegacyLaunch {
         uint32_t block[3] = {1, 1, 1};  // libcuda's shape until one is set
         uint32_t sharedBytes = 0;
-        std::vector<uint8_t> params;  // cuParamSetSize bytes
+        // What cuParamSet* wrote (in any order, before or after
+        // cuParamSetSize) and the size a launch passes (cuParamSetSize).
+        std::vector<uint8_t> params;
+        uint32_t paramBytes = 0;
     };
     std::mutex legacyMutex;
     LegacyLaunch legacy;

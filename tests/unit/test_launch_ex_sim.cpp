@@ -731,19 +731,19 @@ void test_legacy_launch(void**) {
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuFuncSetBlockShape(f, 32, -1, 1));
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuFuncSetBlockShape(nullptr, 32, 1, 1));
     assert_cu_ok(cuFuncSetBlockShape(f, 48, 2, 1));
-    // k_args(int* out, int a, float f, char c): 17 bytes.
-    assert_cu_ok(cuParamSetSize(f, 17));
-    assert_cu(CUDA_ERROR_INVALID_VALUE, cuParamSetSize(f, 40000));
+    // k_args(int* out, int a, float f, char c): 17 bytes, set before their size
+    // (as NVIDIA's matrixMulDynlinkJIT does).
     const uint64_t out = 0x00007f0011223340ull;
     assert_cu_ok(cuParamSetv(f, 0, (void*)&out, 8));
     assert_cu_ok(cuParamSeti(f, 8, 0xfedcba98u));
     assert_cu_ok(cuParamSetf(f, 12, -7.25f));
     const char ch = 'z';
     assert_cu_ok(cuParamSetv(f, 16, (void*)&ch, 1));
-    // Out of the block set by cuParamSetSize.
-    assert_cu(CUDA_ERROR_INVALID_VALUE, cuParamSeti(f, 14, 1));
+    assert_cu_ok(cuParamSetSize(f, 17));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuParamSetSize(f, 40000));
+    // Outside the largest parameter block, before it, without data.
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuParamSeti(f, 32764, 1));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuParamSeti(f, -4, 1));
-    assert_cu(CUDA_ERROR_INVALID_VALUE, cuParamSetv(f, 10, (void*)&out, 8));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuParamSetv(f, 0, nullptr, 8));
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuParamSeti(nullptr, 0, 1));
     uint8_t expected[17];
