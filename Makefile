@@ -230,7 +230,7 @@ bench: $(BENCH_BINS)
 # that locals keep their values across the longjmp.
 PROBE_CFLAGS := $(ALL_CFLAGS) -O0
 PROBE_BINS := $(BUILD)/probes/compat_probe_libcuda $(BUILD)/probes/compat_probe_nvlite $(BUILD)/probes/module_probe \
-              $(BUILD)/probes/dropin_probe $(BUILD)/probes/devrt_probe
+              $(BUILD)/probes/dropin_probe $(BUILD)/probes/devrt_probe $(BUILD)/probes/launch_probe
 
 $(BUILD)/probes/compat_probe_libcuda: tests/compat/compat_probe.c tests/compat/probe.h
 	@mkdir -p $(dir $@)
@@ -241,6 +241,12 @@ $(BUILD)/probes/compat_probe_nvlite: tests/compat/compat_probe.c tests/compat/pr
 	$(CC) $(PROBE_CFLAGS) $< -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
 
 $(BUILD)/probes/module_probe: tests/compat/module_probe.c tests/compat/probe.h $(BUILD)/obj/tests/support/ts_kernels.o $(BUILD)/lib/libnvlite.so
+	@mkdir -p $(dir $@)
+	$(CC) $(PROBE_CFLAGS) -Itests $< $(BUILD)/obj/tests/support/ts_kernels.o -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
+
+# launch_probe: library/kernel objects, cuLaunchKernelEx, cooperative, cluster
+# and legacy launches, run like module_probe (one section per run: its header).
+$(BUILD)/probes/launch_probe: tests/compat/launch_probe.c tests/compat/probe.h $(BUILD)/obj/tests/support/ts_kernels.o $(BUILD)/lib/libnvlite.so
 	@mkdir -p $(dir $@)
 	$(CC) $(PROBE_CFLAGS) -Itests $< $(BUILD)/obj/tests/support/ts_kernels.o -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
 
@@ -293,7 +299,7 @@ test-hw: $(TEST_DEPS)
 TSAN_BUILD ?= $(BUILD)-tsan
 TSAN_TESTS ?= tests/api/test_threads tests/api/test_copy_ptds tests/api/test_context tests/api/test_init \
               tests/api/test_driver_queries \
-              tests/api/test_faults tests/api/test_events tests/unit/test_devrt_threads
+              tests/api/test_faults tests/api/test_events tests/unit/test_devrt_threads tests/api/test_library
 TSAN_BINS  := $(addprefix $(TSAN_BUILD)/,$(TSAN_TESTS))
 TSAN_RUN_OPTIONS := halt_on_error=1 exitcode=66 second_deadlock_stack=1
 

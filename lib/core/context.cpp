@@ -69,6 +69,7 @@ Status Context::activate(unsigned flags) {
     NVL_ASSIGN_OR_RETURN(int smShared, device_.attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR));
     computeState_.maxSmSharedKiB = static_cast<uint32_t>(smShared) / 1024;
     computeState_.qmd = &hw::qmdLayoutFor(gi.computeClass);
+    computeState_.smCount = gi.smCount;
     flags_.store(flags, std::memory_order_release);
     id_.store(lastContextId.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_release);
     stackBytes_.store(kDefaultStackBytes, std::memory_order_release);

@@ -59,6 +59,11 @@ constexpr MultiWordField NVCBC0_QMDV04_00_CONSTANT_BUFFER_SIZE_SHIFTED4(uint32_t
 
 // Launch configuration fields the launch path writes.
 inline constexpr uint32_t NVCBC0_QMDV04_00_QMD_TYPE_GRID_CTA = 0x2;
+// Thread block clusters: a grid of GPC-level CGAs of GPC_CGA_WIDTH x HEIGHT x DEPTH CTAs.
+inline constexpr uint32_t NVCBC0_QMDV04_00_QMD_TYPE_GRID_GPC_CGA = 0x3;
+inline constexpr MultiWordField NVCBC0_QMDV04_00_GPC_CGA_WIDTH{2149, 2144};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_GPC_CGA_HEIGHT{2157, 2152};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_GPC_CGA_DEPTH{2165, 2160};
 inline constexpr uint32_t NVCBC0_QMDV04_00_QMD_MAJOR_VERSION_4 = 0x4;
 inline constexpr MultiWordField NVCBC0_QMDV04_00_QMD_GROUP_ID{21, 16};
 inline constexpr MultiWordField NVCBC0_QMDV04_00_SHADER_LOCAL_MEMORY_LOW_SIZE{535, 512};

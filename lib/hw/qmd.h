@@ -24,6 +24,10 @@ struct QmdLayout {
     bool hasQmdType;  // V04: GRID_CTA must be said explicitly
     Field qmdType;
     uint32_t qmdTypeGridCta;
+    // Thread block clusters (V04): QMD_TYPE GRID_GPC_CGA and the cluster's shape.
+    bool hasCluster;
+    uint32_t qmdTypeGridGpcCga;
+    Field gpcCgaWidth, gpcCgaHeight, gpcCgaDepth;
     bool hasGlobalCaching;  // V03: SM_GLOBAL_CACHING_ENABLE
     Field smGlobalCaching;
     Field groupId, sassVersion, programLower, programUpper;
@@ -52,6 +56,11 @@ inline constexpr QmdLayout kQmdV04 = {
     .hasQmdType = true,
     .qmdType = nv::NVCBC0_QMDV04_00_QMD_TYPE,
     .qmdTypeGridCta = nv::NVCBC0_QMDV04_00_QMD_TYPE_GRID_CTA,
+    .hasCluster = true,
+    .qmdTypeGridGpcCga = nv::NVCBC0_QMDV04_00_QMD_TYPE_GRID_GPC_CGA,
+    .gpcCgaWidth = nv::NVCBC0_QMDV04_00_GPC_CGA_WIDTH,
+    .gpcCgaHeight = nv::NVCBC0_QMDV04_00_GPC_CGA_HEIGHT,
+    .gpcCgaDepth = nv::NVCBC0_QMDV04_00_GPC_CGA_DEPTH,
     .hasGlobalCaching = false,
     .smGlobalCaching = {},
     .groupId = nv::NVCBC0_QMDV04_00_QMD_GROUP_ID,
@@ -108,6 +117,11 @@ inline constexpr QmdLayout kQmdV03 = {
     .hasQmdType = false,
     .qmdType = {},
     .qmdTypeGridCta = 0,
+    .hasCluster = false,
+    .qmdTypeGridGpcCga = 0,
+    .gpcCgaWidth = {},
+    .gpcCgaHeight = {},
+    .gpcCgaDepth = {},
     .hasGlobalCaching = true,
     .smGlobalCaching = nv::NVC6C0_QMDV03_00_SM_GLOBAL_CACHING_ENABLE,
     .groupId = nv::NVC6C0_QMDV03_00_QMD_GROUP_ID,

@@ -555,8 +555,6 @@ static void test_features_not_provided(void **state) {
                   {CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, "cuMemPrefetchAsync"},
                   {CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, "cuMemAddressReserve"},
                   {CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, "cuMemPoolCreate"},
-                  {CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, "cuLaunchCooperativeKernel"},
-                  {CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH, "cuOccupancyMaxActiveClusters"},
                   {CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, "cuStreamWriteValue64"},
                   {CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED, "cuIpcGetEventHandle"},
                   {CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, "cuMemExportToShareableHandle"},
