@@ -325,4 +325,8 @@ $(BUILD)/probes/mem_probe_nvlite: tests/compat/mem_probe.c tests/compat/probe.h 
 
 probes: $(MEM_PROBE_BINS)
 
+# Host functions run on a library thread; pools are shared by every thread.
+TSAN_TESTS += tests/api/test_host_func tests/api/test_mem_pool
+TSAN_BINS  += $(TSAN_BUILD)/tests/api/test_host_func $(TSAN_BUILD)/tests/api/test_mem_pool
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "common/status.h"
+#include "core/context.h"
 #include "core/stream.h"
 #include "nvlite/cuda.h"
 
@@ -13,5 +14,10 @@ namespace nvl::api {
 // current; anything else is CUDA_ERROR_INVALID_HANDLE. A destroyed or failed
 // context answers with its code.
 Result<core::Stream*> resolveStream(CUstream s);
+
+// A stream, event or context synchronisation of 'ctx' returned 's': on
+// success, memory pools above their release threshold give memory back
+// (libcuda's rule for cuMemPool's release threshold).
+Status synchronized(core::Context& ctx, Status s);
 
 }  // namespace nvl::api

@@ -5,6 +5,7 @@
 #include "api/entry_impls.h"
 #include "core/context.h"
 #include "core/device.h"
+#include "core/mem_pool.h"
 #include "core/memory.h"
 #include "core/runtime.h"
 
@@ -56,7 +57,8 @@ Status memFree(CUdeviceptr dptr) {
     // Work still in flight may use it: the memory is reused at once.
     NVL_TRY(owner->noted(owner->synchronize()));
     if (!AddressMap::get().remove(dptr)) return CUDA_ERROR_INVALID_VALUE;
-    owner->heap().free(dptr);
+    if (a->pool) core::MemPools::get().freeNow(dptr, a->pool);  // a stream-ordered allocation
+    else owner->heap().free(dptr);
     return kOk;
 }
 

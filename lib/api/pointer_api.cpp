@@ -11,6 +11,7 @@
 #include "api/entry_impls.h"
 #include "core/context.h"
 #include "core/device.h"
+#include "core/mem_pool.h"
 #include "core/memory.h"
 #include "core/runtime.h"
 
@@ -68,7 +69,9 @@ Status attributeOf(const AllocationInfo& a, CUpointer_attribute attribute, uint6
     case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
         put(data, static_cast<int>(CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE));
         return kOk;
-    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: put(data, static_cast<CUmemoryPool>(nullptr)); return kOk;
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+        put(data, a.pool ? a.pool->handle() : static_cast<CUmemoryPool>(nullptr));
+        return kOk;
     case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: put(data, 0); return kOk;
     default: return CUDA_ERROR_INVALID_VALUE;
     }

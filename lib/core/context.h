@@ -25,6 +25,7 @@ namespace nvl::core {
 class Device;
 class DeviceHeap;
 class Event;
+class HostFunctions;
 class HostMemory;
 class Staging;
 
@@ -85,6 +86,10 @@ public:
 
     // Waits for everything submitted in this context.
     Status synchronize();
+
+    // The library thread running this context's host functions
+    // (cuLaunchHostFunc, cuStreamAddCallback), started on first use.
+    Result<HostFunctions*> hostFunctions();
 
     // A fault on the GPU makes the context unusable, as in libcuda: every
     // later call that needs it returns the fault's code.
@@ -167,6 +172,9 @@ private:
     // still follows it.
     Dependencies retired_;
     std::unordered_set<Event*> events_;
+
+    std::mutex hostFunctionsMutex_;
+    std::unique_ptr<HostFunctions> hostFunctions_;
 
     std::mutex timestampMutex_;
     std::vector<std::unique_ptr<hw::GpuMemory>> timestampPages_;

@@ -147,8 +147,9 @@ Result<Channel::Reserved> Channel::beginLocked(size_t dwords, size_t dataBytes) 
     return r;
 }
 
-void Channel::writeWait(PushWriter& w, uint64_t value) const {
-    const uint64_t va = semaphoreVa();
+void Channel::writeWait(PushWriter& w, uint64_t value) const { writeAcquire(w, semaphoreVa(), value); }
+
+void writeAcquire(PushWriter& w, uint64_t va, uint64_t value) {
     w.inc(Subchannel::Host, nv::NVC86F_SEM_ADDR_LO,
           {lo32(va), hi32(va), lo32(value), hi32(value),
            nv::NVC86F_SEM_EXECUTE_OPERATION.value(nv::NVC86F_SEM_EXECUTE_OPERATION_ACQ_CIRC_GEQ) |
