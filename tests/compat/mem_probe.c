@@ -9,6 +9,12 @@
  *   pools     memory pools, cuMemAllocAsync/cuMemFreeAsync, reuse, counters
  *   hostfunc  cuLaunchHostFunc, cuStreamAddCallback, CUDA calls from inside them
  *   hostfault host functions and callbacks after a fault (the context is lost)
+ *   hostcalls each CUDA call made from inside a host function, one child
+ *             process per call (a call that deadlocks prints HANG)
+ *   pitch2    what a pitch or slice height of 0 copies; pitch checks with
+ *             several lines
+ *   pools2    pool memory after its context is destroyed, opportunistic
+ *             reuse seen without a synchronising call, cuMemAllocAsync(0)
  *
  * `make probes` builds it twice: build/probes/mem_probe_libcuda (NVIDIA's
  * libcuda) and build/probes/mem_probe_nvlite. On a GPU the two outputs must
@@ -21,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -943,16 +950,6 @@ static void pools(void) {
 
 /* ------------------------------------------------------------------ host functions */
 
-enum { kInsideCalls = 28 };
-static CUresult inside[kInsideCalls];
-static const char* const insideName[kInsideCalls] = {
-    "cuDriverGetVersion", "cuGetErrorName",     "cuDeviceGet",        "cuDeviceGetAttribute", "cuCtxGetCurrent",
-    "cuCtxSetCurrent",    "cuCtxPushCurrent",   "cuCtxPopCurrent",    "cuCtxGetDevice",       "cuMemAlloc",
-    "cuMemFree",          "cuMemcpyHtoD",       "cuMemcpyHtoDAsync",  "cuMemsetD8Async",      "cuStreamQuery",
-    "cuStreamSynchronize", "cuStreamCreate",    "cuEventCreate",      "cuEventRecord",        "cuEventQuery",
-    "cuCtxSynchronize",   "cuLaunchKernel",     "cuLaunchHostFunc",   "cuMemAllocAsync",      "cuPointerGetAttribute",
-    "cuMemGetInfo",       "cuStreamGetFlags",   "cuMemAllocHost"};
-
 static CUcontext probe_ctx;
 static CUstream probe_stream;
 static CUdeviceptr probe_buf;
@@ -963,51 +960,6 @@ static volatile int nested_ran = 0;
 static void CUDA_CB nested(void* data) {
     (void)data;
     nested_ran = 1;
-}
-
-static void CUDA_CB calls_inside(void* data) {
-    (void)data;
-    ran_on_other_thread = !pthread_equal(pthread_self(), main_thread);
-    int i = 0, v = 0;
-    CUdevice d = 0;
-    const char* s = NULL;
-    CUcontext cc = NULL;
-    CUdeviceptr p = 0;
-    unsigned char b[16] = {1};
-    CUstream st = NULL;
-    CUevent ev = NULL;
-    void* hp = NULL;
-    inside[i++] = cuDriverGetVersion(&v);
-    inside[i++] = cuGetErrorName(CUDA_ERROR_INVALID_VALUE, &s);
-    inside[i++] = cuDeviceGet(&d, 0);
-    inside[i++] = cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 0);
-    inside[i++] = cuCtxGetCurrent(&cc);
-    inside[i++] = cuCtxSetCurrent(probe_ctx);
-    inside[i++] = cuCtxPushCurrent(probe_ctx);
-    inside[i++] = cuCtxPopCurrent(&cc);
-    inside[i++] = cuCtxGetDevice(&d);
-    inside[i++] = cuMemAlloc(&p, 16);
-    inside[i++] = cuMemFree(p);
-    inside[i++] = cuMemcpyHtoD(probe_buf, b, 16);
-    inside[i++] = cuMemcpyHtoDAsync(probe_buf, b, 16, probe_stream);
-    inside[i++] = cuMemsetD8Async(probe_buf, 1, 16, probe_stream);
-    inside[i++] = cuStreamQuery(probe_stream);
-    inside[i++] = cuStreamSynchronize(probe_stream);
-    inside[i++] = cuStreamCreate(&st, 0);
-    inside[i++] = cuEventCreate(&ev, 0);
-    inside[i++] = cuEventRecord(ev, probe_stream);
-    inside[i++] = cuEventQuery(ev);
-    inside[i++] = cuCtxSynchronize();
-    inside[i++] = spin(probe_stream, 1);
-    inside[i++] = cuLaunchHostFunc(probe_stream, nested, NULL);
-    inside[i++] = cuMemAllocAsync(&p, 16, probe_stream);
-    unsigned mt = 0;
-    inside[i++] = cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, probe_buf);
-    size_t fr, to;
-    inside[i++] = cuMemGetInfo(&fr, &to);
-    unsigned fl = 0;
-    inside[i++] = cuStreamGetFlags(probe_stream, &fl);
-    inside[i++] = cuMemAllocHost(&hp, 16);
 }
 
 typedef struct {
@@ -1100,17 +1052,7 @@ static void hostfunc(void) {
         cuStreamDestroy(other);
     }
 
-    /* CUDA calls from inside a host function. */
-    cuLaunchHostFunc(probe_stream, calls_inside, NULL);
-    P("cuStreamSynchronize", cuStreamSynchronize(probe_stream));
-    cuCtxSynchronize();
-    printf("%-48s => %d\n", "ran on another thread", ran_on_other_thread);
-    for (int i = 0; i < kInsideCalls; ++i) {
-        char label[64];
-        snprintf(label, sizeof label, "inside: %s", insideName[i]);
-        printf("%-48s => %s\n", label, rname(inside[i]));
-    }
-    printf("%-48s => %d\n", "nested host function ran", nested_ran);
+    /* CUDA calls from inside a host function: section hostcalls. */
     /* Destroying a stream with a host function pending. */
     {
         CUstream s;
@@ -1149,6 +1091,280 @@ static void hostfault(void) {
     P("cuCtxDestroy", cuCtxDestroy(probe_ctx));
 }
 
+/* ------------------------------------------------------------------ hostcalls */
+
+static int call_index;
+static CUresult call_result = (CUresult)-1;
+static volatile int call_returned;
+static CUstream call_stream;
+static CUdeviceptr call_buf;
+
+static void CUDA_CB one_call(void* data) {
+    (void)data;
+    int i = call_index, v = 0;
+    CUdevice d = 0;
+    const char* s = NULL;
+    CUcontext cc = NULL;
+    CUdeviceptr p = 0;
+    unsigned char b[16] = {1};
+    CUstream st = NULL;
+    CUevent ev = NULL;
+    void* hp = NULL;
+    size_t fr, to;
+    unsigned u = 0;
+    CUresult r = (CUresult)-1;
+    ran_on_other_thread = !pthread_equal(pthread_self(), main_thread);
+    switch (i) {
+    case 0: r = cuDriverGetVersion(&v); break;
+    case 1: r = cuGetErrorName(CUDA_ERROR_INVALID_VALUE, &s); break;
+    case 2: r = cuDeviceGet(&d, 0); break;
+    case 3: r = cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 0); break;
+    case 4: r = cuCtxGetCurrent(&cc); break;
+    case 5: r = cuCtxSetCurrent(probe_ctx); break;
+    case 6: r = cuCtxPushCurrent(probe_ctx); break;
+    case 7: r = cuCtxGetDevice(&d); break;
+    case 8: r = cuMemAlloc(&p, 16); break;
+    case 9: r = cuMemcpyHtoD(call_buf, b, 16); break;
+    case 10: r = cuMemcpyHtoDAsync(call_buf, b, 16, call_stream); break;
+    case 11: r = cuMemsetD8Async(call_buf, 1, 16, call_stream); break;
+    case 12: r = cuStreamQuery(call_stream); break;
+    case 13: r = cuStreamSynchronize(call_stream); break;
+    case 14: r = cuStreamCreate(&st, 0); break;
+    case 15: r = cuEventCreate(&ev, 0); break;
+    case 16: r = cuCtxSynchronize(); break;
+    case 17: r = cuLaunchHostFunc(call_stream, nested, NULL); break;
+    case 18: r = cuMemAllocAsync(&p, 16, call_stream); break;
+    case 19: r = cuPointerGetAttribute(&u, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, call_buf); break;
+    case 20: r = cuMemGetInfo(&fr, &to); break;
+    case 21: r = cuStreamGetFlags(call_stream, &u); break;
+    case 22: r = cuMemAllocHost(&hp, 16); break;
+    case 23: r = cuCtxPushCurrent(probe_ctx) == CUDA_SUCCESS ? cuMemAlloc(&p, 16) : (CUresult)-2; break;
+    case 24: r = cuCtxPushCurrent(probe_ctx) == CUDA_SUCCESS ? cuMemcpyHtoDAsync(call_buf, b, 16, call_stream)
+                                                             : (CUresult)-2; break;
+    case 25: r = cuMemFree(call_buf); break;
+    case 26: r = cuMemcpyDtoH(b, call_buf, 16); break;
+    case 27: r = cuModuleLoadData(NULL, kSpinPtx); break;
+    default: r = (CUresult)-3; break;
+    }
+    call_result = r;
+    call_returned = 1;
+}
+
+static const char* const kOneCallName[] = {
+    "cuDriverGetVersion", "cuGetErrorName", "cuDeviceGet", "cuDeviceGetAttribute", "cuCtxGetCurrent",
+    "cuCtxSetCurrent", "cuCtxPushCurrent", "cuCtxGetDevice", "cuMemAlloc (no ctx)", "cuMemcpyHtoD",
+    "cuMemcpyHtoDAsync", "cuMemsetD8Async", "cuStreamQuery", "cuStreamSynchronize (own stream)", "cuStreamCreate",
+    "cuEventCreate", "cuCtxSynchronize", "cuLaunchHostFunc", "cuMemAllocAsync", "cuPointerGetAttribute",
+    "cuMemGetInfo", "cuStreamGetFlags", "cuMemAllocHost", "push ctx, cuMemAlloc", "push ctx, cuMemcpyHtoDAsync",
+    "cuMemFree", "cuMemcpyDtoH", "cuModuleLoadData(NULL)"};
+
+static void hostcalls(void) {
+    const int n = (int)(sizeof kOneCallName / sizeof kOneCallName[0]);
+    for (int i = 0; i < n; ++i) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(8);
+            cuCtxCreate(&probe_ctx, NULL, 0, 0);
+            cuStreamCreate(&call_stream, CU_STREAM_NON_BLOCKING);
+            cuMemAlloc(&call_buf, 4096);
+            call_index = i;
+            main_thread = pthread_self();
+            cuLaunchHostFunc(call_stream, one_call, NULL);
+            CUresult sync = cuStreamSynchronize(call_stream);
+            printf("inside: %-40s => %s (then sync %s)\n", kOneCallName[i],
+                   call_returned ? rname(call_result) : "NOT RUN", rname(sync));
+            if (i == 0) printf("%-48s => %d\n", "ran on another thread", ran_on_other_thread);
+            fflush(stdout);
+            _exit(0);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (WIFSIGNALED(status))
+            printf("inside: %-40s => %s\n", kOneCallName[i], WTERMSIG(status) == SIGALRM ? "HANG" : "CRASH");
+        fflush(stdout);
+    }
+}
+
+/* ------------------------------------------------------------------ pitch2 */
+
+static void pitch2(void) {
+    CUcontext c;
+    cuCtxCreate(&c, NULL, 0, 0);
+    unsigned char host[4096], out[4096];
+    fill_pattern(host, sizeof host, 3);
+    CUdeviceptr d = 0;
+    cuMemAlloc(&d, 4096);
+    cuMemsetD8(d, 0xee, 4096);
+    /* srcPitch 0 with 3 lines of 10: are the source lines packed (pitch =
+     * width) or all the first line (pitch 0)? */
+    CUDA_MEMCPY2D m;
+    memset(&m, 0, sizeof m);
+    m.srcMemoryType = CU_MEMORYTYPE_HOST;
+    m.srcHost = host;
+    m.srcPitch = 0;
+    m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    m.dstDevice = d;
+    m.dstPitch = 64;
+    m.WidthInBytes = 10;
+    m.Height = 3;
+    P("2D srcPitch 0 h=3", cuMemcpy2D(&m));
+    cuMemcpyDtoH(out, d, 4096);
+    int packed = 1, repeated = 1;
+    for (int y = 0; y < 3; ++y)
+        for (int x = 0; x < 10; ++x) {
+            if (out[y * 64 + x] != host[y * 10 + x]) packed = 0;
+            if (out[y * 64 + x] != host[x]) repeated = 0;
+        }
+    printf("%-48s => packed=%d repeated=%d\n", "  source lines", packed, repeated);
+    /* dstPitch 0 from device: where do the lines land? */
+    cuMemsetD8(d, 0xee, 4096);
+    cuMemcpyHtoD(d, host, 4096);
+    memset(out, 0x77, sizeof out);
+    memset(&m, 0, sizeof m);
+    m.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    m.srcDevice = d;
+    m.srcPitch = 64;
+    m.dstMemoryType = CU_MEMORYTYPE_HOST;
+    m.dstHost = out;
+    m.dstPitch = 0;
+    m.WidthInBytes = 10;
+    m.Height = 3;
+    P("2D dstPitch 0 h=3", cuMemcpy2D(&m));
+    packed = 1, repeated = 1;
+    for (int y = 0; y < 3; ++y)
+        for (int x = 0; x < 10; ++x)
+            if (out[y * 10 + x] != host[y * 64 + x]) packed = 0;
+    for (int x = 0; x < 10; ++x)
+        if (out[x] != host[2 * 64 + x]) repeated = 0;
+    printf("%-48s => packed=%d last_line_wins=%d untouched_after=%d\n", "  destination lines", packed, repeated,
+           out[30] == 0x77);
+    /* 3-D srcHeight 0 with 2 slices of 2 lines of 8: slice pitch = srcPitch * Height? */
+    cuMemsetD8(d, 0xee, 4096);
+    CUDA_MEMCPY3D t;
+    memset(&t, 0, sizeof t);
+    t.srcMemoryType = CU_MEMORYTYPE_HOST;
+    t.srcHost = host;
+    t.srcPitch = 16;
+    t.srcHeight = 0;
+    t.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    t.dstDevice = d;
+    t.dstPitch = 32;
+    t.dstHeight = 4;
+    t.WidthInBytes = 8;
+    t.Height = 2;
+    t.Depth = 2;
+    P("3D srcHeight 0 depth 2", cuMemcpy3D(&t));
+    cuMemcpyDtoH(out, d, 4096);
+    int slice_is_height = 1;
+    for (int z = 0; z < 2; ++z)
+        for (int y = 0; y < 2; ++y)
+            for (int x = 0; x < 8; ++x)
+                if (out[z * 128 + y * 32 + x] != host[z * 32 + y * 16 + x]) slice_is_height = 0;
+    printf("%-48s => slice_pitch_is_pitch_x_height=%d\n", "  source slices", slice_is_height);
+    /* Pitch checks with several lines (4 GiB of pitch would need the memory). */
+    memset(&m, 0, sizeof m);
+    m.srcMemoryType = CU_MEMORYTYPE_HOST;
+    m.srcHost = host;
+    m.srcPitch = 100;
+    m.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    m.dstDevice = d;
+    m.dstPitch = 100;
+    m.WidthInBytes = 101;
+    m.Height = 2;
+    P("2D width > pitch h=2", cuMemcpy2D(&m));
+    m.WidthInBytes = 0;
+    m.srcMemoryType = (CUmemorytype)0;
+    P("2D width 0, bad type", cuMemcpy2D(&m));
+    m.WidthInBytes = 10;
+    m.Height = 0;
+    P("2D height 0, bad type", cuMemcpy2D(&m));
+    /* 2-D fills with pitch 0 and several lines. */
+    P("D2D8 pitch 0 h=2", cuMemsetD2D8(d, 0, 1, 5, 2));
+    P("D2D8 pitch 4 h=2 w=5", cuMemsetD2D8(d, 4, 1, 5, 2));
+    cuMemFree(d);
+    P("cuCtxDestroy", cuCtxDestroy(c));
+}
+
+/* ------------------------------------------------------------------ pools2 */
+
+static void pools2(void) {
+    CUcontext c;
+    cuCtxCreate(&c, NULL, 0, 0);
+    load_kernels();
+    CUmemoryPool def = NULL;
+    cuDeviceGetDefaultMemPool(&def, 0);
+    CUstream s1, s2;
+    cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING);
+    cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING);
+    CUdeviceptr p = 77, q = 0;
+    PV("cuMemAllocAsync(size 0)", cuMemAllocAsync(&p, 0, s1), "null=%d", p == 0);
+    P("cuMemFreeAsync(that)", cuMemFreeAsync(p, s1));
+    /* Opportunistic reuse seen without a synchronising call. */
+    cuuint64_t big = ~(cuuint64_t)0;
+    int zero = 0, one = 1;
+    cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &big);
+    for (int opp = 1; opp >= 0; --opp) {
+        cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, opp ? &one : &zero);
+        cuMemAllocAsync(&p, 1 << 20, s1);
+        spin(s1, 100);
+        cuMemFreeAsync(p, s1);
+        while (cuStreamQuery(s1) == CUDA_ERROR_NOT_READY) usleep(1000);
+        cuMemAllocAsync(&q, 1 << 20, s2);
+        printf("%-48s => opportunistic=%d same=%d\n", "reuse after polling, no sync", opp, p == q);
+        cuMemFreeAsync(q, s2);
+        cuCtxSynchronize();
+    }
+    cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &one);
+    /* Which ranges get reused: a smaller request after a larger free. */
+    cuMemAllocAsync(&p, 3 << 20, s1);
+    cuMemFreeAsync(p, s1);
+    cuMemAllocAsync(&q, 1 << 20, s1);
+    printf("%-48s => same=%d inside=%d\n", "1 MiB after a 3 MiB free, same stream", p == q, q >= p && q < p + (3 << 20));
+    cuMemFreeAsync(q, s1);
+    cuStreamSynchronize(s1);
+    cuMemPoolSetAttribute(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &zero);
+    cuStreamSynchronize(s1);
+    /* cuMemFree of a pool allocation with work still running on it. */
+    cuMemAllocAsync(&p, 4096, s1);
+    spin(s1, 100);
+    double t0 = seconds();
+    P("cuMemFree(async ptr, kernel running)", cuMemFree(p));
+    printf("%-48s => waited=%d\n", "  cuMemFree waited for the kernel", seconds() - t0 > 0.05);
+    /* A pool allocation outliving the context that made it. */
+    CUcontext c2;
+    cuCtxCreate(&c2, NULL, 0, 0);
+    CUstream s;
+    cuStreamCreate(&s, 0);
+    unsigned char in[4096], out[4096];
+    fill_pattern(in, sizeof in, 5);
+    cuMemAllocAsync(&p, 4096, s);
+    cuMemcpyHtoDAsync(p, in, 4096, s);
+    cuStreamSynchronize(s);
+    cuuint64_t used = 0;
+    cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used);
+    printf("%-48s => used=%llu\n", "default before ctx destroy", (unsigned long long)used);
+    P("cuCtxDestroy(allocating ctx)", cuCtxDestroy(c2));
+    cuCtxSetCurrent(c);
+    cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used);
+    printf("%-48s => used=%llu\n", "default after ctx destroy", (unsigned long long)used);
+    CUdeviceptr base = 0;
+    size_t sz = 0;
+    PV("range of the old ctx's async ptr", cuMemGetAddressRange(&base, &sz, p), "size=%zu", sz);
+    memset(out, 0, sizeof out);
+    PV("cuMemcpyDtoH(old ctx's async ptr)", cuMemcpyDtoH(out, p, 4096), "data=%d", memcmp(in, out, 4096) == 0);
+    P("cuMemFreeAsync(old ctx's ptr)", cuMemFreeAsync(p, NULL));
+    P("cuCtxSynchronize", cuCtxSynchronize());
+    cuMemPoolGetAttribute(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used);
+    printf("%-48s => used=%llu\n", "default after free", (unsigned long long)used);
+    /* Out of memory and the stream after it. */
+    size_t fr = 0, to = 0;
+    cuMemGetInfo(&fr, &to);
+    P("cuMemAllocAsync(free + 1 GiB)", cuMemAllocAsync(&p, fr + ((size_t)1 << 30), s1));
+    P("stream after OOM", cuStreamSynchronize(s1));
+    P("cuCtxDestroy", cuCtxDestroy(c));
+}
+
 int main(int argc, char** argv) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -1167,8 +1383,11 @@ int main(int argc, char** argv) {
     else if (strcmp(section, "pools") == 0) pools();
     else if (strcmp(section, "hostfunc") == 0) hostfunc();
     else if (strcmp(section, "hostfault") == 0) hostfault();
+    else if (strcmp(section, "hostcalls") == 0) hostcalls();
+    else if (strcmp(section, "pitch2") == 0) pitch2();
+    else if (strcmp(section, "pools2") == 0) pools2();
     else {
-        printf("unknown section %s (pitch, pools, hostfunc, hostfault)\n", section);
+        printf("unknown section %s (pitch, pools, hostfunc, hostfault, hostcalls, pitch2, pools2)\n", section);
         return 2;
     }
     return 0;
