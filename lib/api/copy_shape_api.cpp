@@ -23,13 +23,11 @@ using core::Sync;
 
 namespace {
 
-// CU_DEVICE_ATTRIBUTE_MAX_PITCH: cuMemcpy2D/3D refuse wider pitches
-// (cuMemcpy2DUnaligned takes them).
-constexpr uint64_t kMaxPitch = 2147483647;
-// cuMemAllocPitch rounds each line up to this many bytes.
+// cuMemAllocPitch rounds each line up to this many bytes (libcuda 580 on an H200).
 constexpr uint64_t kPitchAlignment = 512;
 
-// One side of a copy as CUDA_MEMCPY2D/3D describe it.
+// One side of a copy as CUDA_MEMCPY2D/3D describe it. A pitch of 0 is the
+// width, a slice height of 0 the copy's height (libcuda 580 takes both).
 struct SideArgs {
     CUmemorytype type;
     const void* host;
@@ -39,7 +37,7 @@ struct SideArgs {
     uint64_t pitch, height;  // height: lines per slice (3-D only)
 };
 
-Result<CopySide> sideOf(const SideArgs& a, bool pitchLimit) {
+Result<CopySide> sideOf(const SideArgs& a) {
     CopySide s;
     switch (a.type) {
     case CU_MEMORYTYPE_HOST:
@@ -54,10 +52,9 @@ Result<CopySide> sideOf(const SideArgs& a, bool pitchLimit) {
         s.address = a.device;
         break;
     // CUDA arrays (cuArrayCreate) are not provided: no handle can name one.
-    case CU_MEMORYTYPE_ARRAY: return CUDA_ERROR_NOT_SUPPORTED;
+    case CU_MEMORYTYPE_ARRAY: return a.array ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
     default: return CUDA_ERROR_INVALID_VALUE;
     }
-    if (pitchLimit && a.pitch > kMaxPitch) return CUDA_ERROR_INVALID_VALUE;
     s.pitch = a.pitch;
     uint64_t slice, offset;
     if (__builtin_mul_overflow(a.pitch, a.height, &slice)) return CUDA_ERROR_INVALID_VALUE;
@@ -71,19 +68,25 @@ Result<CopySide> sideOf(const SideArgs& a, bool pitchLimit) {
     return s;
 }
 
-// The checks every 2-D/3-D copy shares: known memory types, each line
-// within its pitch.
-Status checkShape(const SideArgs& dst, const SideArgs& src, uint64_t width) {
-    if (src.type != CU_MEMORYTYPE_ARRAY && width > src.pitch) return CUDA_ERROR_INVALID_VALUE;
-    if (dst.type != CU_MEMORYTYPE_ARRAY && width > dst.pitch) return CUDA_ERROR_INVALID_VALUE;
+// A side's pitch and slice height with their defaults applied; each line
+// within its pitch, each slice at least as high as the copy (also for one
+// slice, as libcuda checks).
+Status applyDefaults(SideArgs& a, const Extent& e, bool threeD) {
+    if (a.type == CU_MEMORYTYPE_ARRAY) return kOk;
+    if (a.pitch == 0) a.pitch = e.width;
+    if (e.width > a.pitch) return CUDA_ERROR_INVALID_VALUE;
+    if (threeD) {
+        if (a.height == 0) a.height = e.height;
+        if (e.height > a.height) return CUDA_ERROR_INVALID_VALUE;
+    }
     return kOk;
 }
 
-Status copyShape(core::Stream& st, const SideArgs& dstArgs, const SideArgs& srcArgs, Extent e, bool pitchLimit,
-                 Sync sync) {
-    NVL_ASSIGN_OR_RETURN(CopySide dst, sideOf(dstArgs, pitchLimit));
-    NVL_ASSIGN_OR_RETURN(CopySide src, sideOf(srcArgs, pitchLimit));
-    NVL_TRY(checkShape(dstArgs, srcArgs, e.width));
+Status copyShape(core::Stream& st, SideArgs dstArgs, SideArgs srcArgs, Extent e, bool threeD, Sync sync) {
+    NVL_TRY(applyDefaults(dstArgs, e, threeD));
+    NVL_TRY(applyDefaults(srcArgs, e, threeD));
+    NVL_ASSIGN_OR_RETURN(CopySide dst, sideOf(dstArgs));
+    NVL_ASSIGN_OR_RETURN(CopySide src, sideOf(srcArgs));
     return st.context().noted(core::copy3D(st, dst, src, e, sync));
 }
 
@@ -103,35 +106,27 @@ SideArgs dst3D(const Copy3D& c) {
     return {c.dstMemoryType, c.dstHost, c.dstDevice, c.dstArray, c.dstXInBytes, c.dstY, c.dstZ, c.dstPitch, c.dstHeight};
 }
 
-Status copy2D(const CUDA_MEMCPY2D* p, CUstream s, bool pitchLimit, Sync sync) {
+// cuMemcpy2D and cuMemcpy2DUnaligned take the same pitches (libcuda 580
+// does not refuse pitches above CU_DEVICE_ATTRIBUTE_MAX_PITCH either); the
+// copy engine walks pitches up to 4 GiB, wider ones line by line.
+Status copy2D(const CUDA_MEMCPY2D* p, CUstream s, Sync sync) {
     NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(s));
     if (!p) return CUDA_ERROR_INVALID_VALUE;
-    return copyShape(*st, dstOf(*p), srcOf(*p), Extent{p->WidthInBytes, p->Height, 1}, pitchLimit, sync);
+    return copyShape(*st, dstOf(*p), srcOf(*p), Extent{p->WidthInBytes, p->Height, 1}, false, sync);
 }
 
-// What CUDA_MEMCPY3D and CUDA_MEMCPY3D_PEER share: levels of detail are
-// arrays' (always 0 here), a slice's height covers the lines copied of it.
-template <class Copy3D>
-Status check3D(const Copy3D& c) {
-    if (c.srcLOD != 0 || c.dstLOD != 0) return CUDA_ERROR_INVALID_VALUE;
-    if (c.Depth > 1 && c.WidthInBytes && c.Height) {
-        if (c.srcMemoryType != CU_MEMORYTYPE_ARRAY && c.srcHeight < c.Height) return CUDA_ERROR_INVALID_VALUE;
-        if (c.dstMemoryType != CU_MEMORYTYPE_ARRAY && c.dstHeight < c.Height) return CUDA_ERROR_INVALID_VALUE;
-    }
-    return kOk;
-}
-
+// The levels of detail and the reserved fields are not looked at (libcuda
+// 580 ignores them).
 Status copy3D(const CUDA_MEMCPY3D* p, CUstream s, Sync sync) {
     NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(s));
     if (!p) return CUDA_ERROR_INVALID_VALUE;
-    if (p->reserved0 || p->reserved1) return CUDA_ERROR_INVALID_VALUE;
-    NVL_TRY(check3D(*p));
     return copyShape(*st, dst3D(*p), src3D(*p), Extent{p->WidthInBytes, p->Height, p->Depth}, true, sync);
 }
 
-// A live context of a peer copy.
+// A live context of a peer copy; NULL is the current one (libcuda takes it).
 Result<Context*> peerContext(CUcontext h) {
-    Context* ctx = h ? Context::fromHandle(h) : nullptr;
+    if (!h) return core::requireCurrent();
+    Context* ctx = Context::fromHandle(h);
     if (!ctx) return CUDA_ERROR_INVALID_CONTEXT;
     if (!ctx->active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     if (CUresult sticky = ctx->stickyError(); sticky != CUDA_SUCCESS) return sticky;
@@ -167,7 +162,8 @@ Status serializedPeer(Context* dst, Context* src, Run&& run) {
 Status fill2D(CUdeviceptr dst, size_t pitch, uint32_t value, uint32_t elementSize, size_t width, size_t height,
               CUstream s, Sync sync) {
     NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(s));
-    if (dst % elementSize != 0 || pitch % elementSize != 0) return CUDA_ERROR_INVALID_VALUE;
+    // The pitch matters (and must be a multiple of the element) from the second line on.
+    if (dst % elementSize != 0 || (height > 1 && pitch % elementSize != 0)) return CUDA_ERROR_INVALID_VALUE;
     uint64_t lineBytes;
     if (__builtin_mul_overflow(static_cast<uint64_t>(width), elementSize, &lineBytes)) return CUDA_ERROR_INVALID_VALUE;
     if (height > 1 && lineBytes > pitch) return CUDA_ERROR_INVALID_VALUE;
@@ -182,10 +178,11 @@ Status memAllocPitch(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, siz
                      unsigned int ElementSizeBytes) {
     NVL_TRY(core::requireCurrent().status());
     if (!dptr || !pPitch) return CUDA_ERROR_INVALID_VALUE;
+    *pPitch = 0;  // what a refused request leaves (libcuda)
     if (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16) return CUDA_ERROR_INVALID_VALUE;
     if (WidthInBytes == 0 || Height == 0) return CUDA_ERROR_INVALID_VALUE;
-    if (WidthInBytes > kMaxPitch) return CUDA_ERROR_INVALID_VALUE;
     const uint64_t pitch = alignUp(WidthInBytes, kPitchAlignment);
+    if (pitch < WidthInBytes) return CUDA_ERROR_OUT_OF_MEMORY;
     uint64_t bytes;
     if (__builtin_mul_overflow(pitch, static_cast<uint64_t>(Height), &bytes)) return CUDA_ERROR_OUT_OF_MEMORY;
     NVL_TRY(memAlloc(dptr, bytes));
@@ -195,13 +192,11 @@ Status memAllocPitch(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, siz
 
 // ------------------------------------------------------------------ 2-D and 3-D copies
 
-Status memcpy2D(const CUDA_MEMCPY2D* pCopy) { return copy2D(pCopy, nullptr, true, Sync::Blocking); }
+Status memcpy2D(const CUDA_MEMCPY2D* pCopy) { return copy2D(pCopy, nullptr, Sync::Blocking); }
 
-Status memcpy2DUnaligned(const CUDA_MEMCPY2D* pCopy) { return copy2D(pCopy, nullptr, false, Sync::Blocking); }
+Status memcpy2DUnaligned(const CUDA_MEMCPY2D* pCopy) { return copy2D(pCopy, nullptr, Sync::Blocking); }
 
-Status memcpy2DAsync(const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
-    return copy2D(pCopy, hStream, true, Sync::Async);
-}
+Status memcpy2DAsync(const CUDA_MEMCPY2D* pCopy, CUstream hStream) { return copy2D(pCopy, hStream, Sync::Async); }
 
 Status memcpy3D(const CUDA_MEMCPY3D* pCopy) { return copy3D(pCopy, nullptr, Sync::Blocking); }
 
@@ -235,7 +230,6 @@ Status memcpy3DPeer(const CUDA_MEMCPY3D_PEER* pCopy) {
     NVL_ASSIGN_OR_RETURN(Context * dst, peerContext(pCopy->dstContext));
     NVL_ASSIGN_OR_RETURN(Context * src, peerContext(pCopy->srcContext));
     NVL_TRY(checkPeers(dst, src));
-    NVL_TRY(check3D(*pCopy));
     const Extent e{pCopy->WidthInBytes, pCopy->Height, pCopy->Depth};
     return serializedPeer(dst, src, [&](core::Stream& st) {
         return copyShape(st, dst3D(*pCopy), src3D(*pCopy), e, true, Sync::Blocking);
@@ -248,7 +242,6 @@ Status memcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream) {
     NVL_ASSIGN_OR_RETURN(Context * dst, peerContext(pCopy->dstContext));
     NVL_ASSIGN_OR_RETURN(Context * src, peerContext(pCopy->srcContext));
     NVL_TRY(checkPeers(dst, src));
-    NVL_TRY(check3D(*pCopy));
     return copyShape(*st, dst3D(*pCopy), src3D(*pCopy), Extent{pCopy->WidthInBytes, pCopy->Height, pCopy->Depth},
                      true, Sync::Async);
 }

@@ -18,10 +18,15 @@ using core::MemPools;
 namespace {
 
 // The device a memory location names: pools live on devices only (host
-// and host-NUMA pools are not provided).
-Result<core::Device*> locationDevice(const CUmemLocation& loc) {
+// and host-NUMA pools are not provided). 'badDevice': libcuda's answer for
+// an ordinal that names no device, which differs from call to call.
+Result<core::Device*> locationDevice(const CUmemLocation& loc, CUresult badDevice = CUDA_ERROR_INVALID_DEVICE) {
     switch (loc.type) {
-    case CU_MEM_LOCATION_TYPE_DEVICE: return core::deviceFor(loc.id);
+    case CU_MEM_LOCATION_TYPE_DEVICE: {
+        auto d = core::deviceFor(loc.id);
+        if (!d && d.status().code() == CUDA_ERROR_INVALID_DEVICE) return badDevice;
+        return d;
+    }
     case CU_MEM_LOCATION_TYPE_HOST:
     case CU_MEM_LOCATION_TYPE_HOST_NUMA:
     case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: return CUDA_ERROR_NOT_SUPPORTED;
@@ -38,9 +43,21 @@ Result<core::Device*> poolLocation(const CUmemLocation* location, CUmemAllocatio
     return locationDevice(*location);
 }
 
+// A device by ordinal, where libcuda answers a bad one with CUDA_ERROR_INVALID_VALUE.
+Result<core::Device*> deviceOrInvalidValue(CUdevice dev) {
+    auto d = core::deviceFor(dev);
+    if (!d && d.status().code() == CUDA_ERROR_INVALID_DEVICE) return CUDA_ERROR_INVALID_VALUE;
+    return d;
+}
+
 Status allocAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) {
     NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(hStream));
-    if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (!dptr) return CUDA_ERROR_INVALID_VALUE;
+    // Nothing to allocate: success and a NULL pointer, which cuMemFreeAsync takes.
+    if (bytesize == 0) {
+        *dptr = 0;
+        return kOk;
+    }
     NVL_ASSIGN_OR_RETURN(uint64_t va, MemPools::get().allocAsync(*st, bytesize, pool));
     *dptr = va;
     return kOk;
@@ -58,14 +75,14 @@ Status deviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) {
 }
 
 Status deviceGetMemPool(CUmemoryPool* pool, CUdevice dev) {
-    NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    NVL_ASSIGN_OR_RETURN(core::Device * d, deviceOrInvalidValue(dev));
     if (!pool) return CUDA_ERROR_INVALID_VALUE;
     NVL_ASSIGN_OR_RETURN(*pool, MemPools::get().currentPool(*d));
     return kOk;
 }
 
 Status deviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
-    NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    NVL_ASSIGN_OR_RETURN(core::Device * d, deviceOrInvalidValue(dev));
     return MemPools::get().setCurrentPool(*d, pool);
 }
 
@@ -96,14 +113,15 @@ Status memPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* poolProps) {
     NVL_TRY(core::Runtime::get().checkInit());
     if (!pool || !poolProps) return CUDA_ERROR_INVALID_VALUE;
     const CUmemPoolProps& p = *poolProps;
-    if (p.allocType == CU_MEM_ALLOCATION_TYPE_MANAGED) return CUDA_ERROR_NOT_SUPPORTED;
+    for (unsigned char b : p.reserved)
+        if (b) return CUDA_ERROR_INVALID_VALUE;
+    if (p.allocType == CU_MEM_ALLOCATION_TYPE_MANAGED) return CUDA_ERROR_NOT_SUPPORTED;  // no managed memory
     if (p.allocType != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
-    constexpr unsigned kHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_WIN32 |
-                                      CU_MEM_HANDLE_TYPE_WIN32_KMT | CU_MEM_HANDLE_TYPE_FABRIC;
+    // Linux's handle types. A pool may name them (as libcuda accepts);
+    // exporting from it (cuMemPoolExport*, IPC) is what is not provided.
+    constexpr unsigned kHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC;
     if (static_cast<unsigned>(p.handleTypes) & ~kHandleTypes) return CUDA_ERROR_INVALID_VALUE;
-    // Sharing a pool with other processes (IPC) is not provided.
-    if (p.handleTypes != CU_MEM_HANDLE_TYPE_NONE) return CUDA_ERROR_NOT_SUPPORTED;
-    NVL_ASSIGN_OR_RETURN(core::Device * d, locationDevice(p.location));
+    NVL_ASSIGN_OR_RETURN(core::Device * d, locationDevice(p.location, CUDA_ERROR_INVALID_VALUE));
     NVL_ASSIGN_OR_RETURN(*pool, MemPools::get().create(*d, p.maxSize));
     return kOk;
 }
@@ -136,7 +154,11 @@ Status memPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t co
     if (count && !map) return CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < count; ++i) {
         NVL_ASSIGN_OR_RETURN(core::Device * d, locationDevice(map[i].location));
-        if (d != own) return CUDA_ERROR_NOT_SUPPORTED;
+        // The owning device keeps read-write access (libcuda 580: read-only is
+        // not supported, none is an invalid device); others need peer access.
+        if (d != own) return CUDA_ERROR_INVALID_DEVICE;
+        if (map[i].flags == CU_MEM_ACCESS_FLAGS_PROT_NONE) return CUDA_ERROR_INVALID_DEVICE;
+        if (map[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READ) return CUDA_ERROR_NOT_SUPPORTED;
         if (map[i].flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) return CUDA_ERROR_INVALID_VALUE;
     }
     return kOk;
@@ -150,7 +172,7 @@ Status memPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool memPool, CUmemLoc
         *flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
         return kOk;
     }
-    NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(location->id));
+    NVL_ASSIGN_OR_RETURN(core::Device * d, deviceOrInvalidValue(location->id));
     *flags = d == own ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_NONE;
     return kOk;
 }
@@ -169,9 +191,16 @@ Status memAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool po
 
 Status memFreeAsync(CUdeviceptr dptr, CUstream hStream) {
     NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(hStream));
+    if (dptr == 0) return kOk;
     auto a = core::AddressMap::get().find(dptr);
-    if (!a || a->base != dptr || !a->pool) return CUDA_ERROR_INVALID_VALUE;
-    return MemPools::get().freeAsync(*st, dptr, a->pool);
+    if (!a || a->base != dptr || a->kind != core::MemoryKind::Device) return CUDA_ERROR_INVALID_VALUE;
+    if (a->pool) return MemPools::get().freeAsync(*st, dptr, a->pool);
+    // cuMemAlloc's memory (libcuda frees it too): once the stream's work
+    // before the free is done, the context heap takes it back.
+    NVL_TRY(st->context().noted(st->waitUpcoming()));
+    if (!core::AddressMap::get().remove(dptr)) return CUDA_ERROR_INVALID_VALUE;
+    a->context->heap().free(dptr);
+    return kOk;
 }
 
 }  // namespace nvl::api

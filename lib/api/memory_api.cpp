@@ -53,12 +53,12 @@ Status memFree(CUdeviceptr dptr) {
     if (dptr == 0) return kOk;
     auto a = AddressMap::get().find(dptr);
     if (!a || a->base != dptr || a->kind != MemoryKind::Device) return CUDA_ERROR_INVALID_VALUE;
+    if (a->pool) return core::MemPools::get().free(dptr, a->pool);  // a stream-ordered allocation
     Context* owner = a->context;
     // Work still in flight may use it: the memory is reused at once.
     NVL_TRY(owner->noted(owner->synchronize()));
     if (!AddressMap::get().remove(dptr)) return CUDA_ERROR_INVALID_VALUE;
-    if (a->pool) core::MemPools::get().freeNow(dptr, a->pool);  // a stream-ordered allocation
-    else owner->heap().free(dptr);
+    owner->heap().free(dptr);
     return kOk;
 }
 

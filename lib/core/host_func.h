@@ -2,12 +2,15 @@
 //
 // A host function is stream work like any other: it runs once the work
 // before it in its stream is done, and the work after it waits for it. Each
-// context has one library thread that runs its host functions, in the order
-// they were enqueued (so within a stream in stream order). The GPU side of
-// the order is a gate: a 64-bit semaphore in pinned host memory that the
-// thread releases with a function's number once the function returned. The
-// enqueue submits, in the stream, an acquire of that number: the stream's
-// later work, its events, its synchronisation and the context's wait for it.
+// context has one library thread that runs its host functions as they
+// become ready: within a stream in stream order, across streams in no fixed
+// order (as libcuda: a function behind a long kernel does not hold back one
+// of another stream). The GPU side of the order is a gate per function: a
+// 64-bit semaphore slot in pinned host memory and a value the thread writes
+// there once the function returned. The enqueue submits, in the stream, an
+// acquire of that value: the stream's later work, its events, its
+// synchronisation and the context's wait for it. Slots are reused at once
+// (each use waits for a larger value than the last).
 //
 // Inside a host function the driver may not be called (it could wait for the
 // gate it holds): such calls answer CUDA_ERROR_NOT_PERMITTED, as libcuda's.
@@ -19,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "common/status.h"
 #include "core/stream.h"
@@ -53,12 +57,21 @@ public:
     static bool inside();
 
 private:
+    struct Slot {
+        uint64_t* cpu;
+        uint64_t va;
+        uint64_t last;  // the value its newest use waits for
+    };
     struct Job {
         Call call;
         Dependencies after;  // the stream's earlier work
-        uint64_t number = 0;  // released on the gate once the call returned
+        size_t slot = 0;
+        uint64_t value = 0;  // written to the slot once the call returned
     };
     Status start();
+    Result<size_t> takeSlot();
+    // The first job (in enqueue order) whose earlier work is done or failed.
+    bool takeReady(Job& job, Status& status);
     void run();
 
     Context& ctx_;
@@ -66,8 +79,9 @@ private:
     std::condition_variable wake_;
     std::deque<Job> jobs_;
     bool stopping_ = false;
-    uint64_t enqueued_ = 0;  // number of the newest job
-    std::unique_ptr<hw::GpuMemory> gate_;
+    std::vector<std::unique_ptr<hw::GpuMemory>> gatePages_;
+    std::vector<Slot> slots_;
+    std::vector<size_t> freeSlots_;
     std::thread thread_;
 };
 

@@ -72,8 +72,8 @@ void MemPool::release(uint64_t keep) {
 
 Result<MemPool::Chunk*> MemPool::grow(uint64_t length) {
     const uint64_t own = alignUp(length, kGranularity);
-    if (own < length) return CUDA_ERROR_OUT_OF_MEMORY;
-    uint64_t size = length > kChunkSize / 2 ? own : kChunkSize;
+    uint64_t size = alignUp(length, kChunkSize);
+    if (own < length || size < length) return CUDA_ERROR_OUT_OF_MEMORY;
     if (maxSize_ && reserved_ + size > maxSize_) {
         if (reserved_ + own > maxSize_) return CUDA_ERROR_OUT_OF_MEMORY;
         size = own;
@@ -129,8 +129,8 @@ Result<uint64_t> MemPool::alloc(Stream& st, uint64_t size) {
     if (length < size) return CUDA_ERROR_OUT_OF_MEMORY;
     Context& ctx = st.context();
     auto handOut = [&](Chunk* chunk, uint64_t va) {
-        live_[va] = Live{chunk, length, &ctx};
-        noteUsed(static_cast<int64_t>(length));
+        live_[va] = Live{chunk, length, size, &ctx};
+        noteUsed(static_cast<int64_t>(size));
         return va;
     };
     sweep(false);
@@ -189,7 +189,7 @@ Status MemPool::freeAsync(Stream& st, uint64_t va) {
     if (it == live_.end()) return CUDA_ERROR_INVALID_VALUE;
     const Live l = it->second;
     live_.erase(it);
-    noteUsed(-static_cast<int64_t>(l.length));
+    noteUsed(-static_cast<int64_t>(l.size));
     Pending p;
     p.va = va;
     p.length = l.length;
@@ -209,7 +209,7 @@ bool MemPool::freeNow(uint64_t va) {
     if (it == live_.end()) return false;
     const Live l = it->second;
     live_.erase(it);
-    noteUsed(-static_cast<int64_t>(l.length));
+    noteUsed(-static_cast<int64_t>(l.size));
     giveBack(*l.chunk, va, l.length);
     return true;
 }
@@ -220,16 +220,8 @@ void MemPool::releaseContext(Context& ctx) {
         giveBack(*p.chunk, p.va, p.length);
         return true;
     });
-    for (auto it = live_.begin(); it != live_.end();) {
-        if (it->second.context != &ctx) {
-            ++it;
-            continue;
-        }
-        AddressMap::get().remove(it->first);
-        noteUsed(-static_cast<int64_t>(it->second.length));
-        giveBack(*it->second.chunk, it->first, it->second.length);
-        it = live_.erase(it);
-    }
+    for (auto& [va, l] : live_)
+        if (l.context == &ctx) l.context = nullptr;
 }
 
 // ---------------------------------------------------------------- MemPools
@@ -378,7 +370,7 @@ Result<uint64_t> MemPools::allocAsync(Stream& st, uint64_t size, CUmemoryPool ha
     // The pool's memory is its device's: other devices would need peer access.
     if (&p->device() != &ctx.device()) return CUDA_ERROR_NOT_SUPPORTED;
     NVL_ASSIGN_OR_RETURN(uint64_t va, p->alloc(st, size));
-    AllocationInfo info{va, size, MemoryKind::Device, &ctx, 0, p->live_.at(va).chunk->memory->cpu() != nullptr};
+    AllocationInfo info{va, size, MemoryKind::Device, nullptr, 0, p->live_.at(va).chunk->memory->cpu() != nullptr};
     info.pool = p;
     AddressMap::get().insert(info);
     return va;
@@ -394,19 +386,35 @@ Status MemPools::freeAsync(Stream& st, uint64_t va, void* pool) {
     return kOk;
 }
 
-void MemPools::freeNow(uint64_t va, void* pool) {
+Status MemPools::free(uint64_t va, void* pool) {
+    Context* owner = nullptr;
+    {
+        std::lock_guard lock(mutex_);
+        MemPool* p = any(pool);
+        if (!p) return CUDA_ERROR_INVALID_VALUE;
+        auto it = p->live_.find(va);
+        if (it == p->live_.end()) return CUDA_ERROR_INVALID_VALUE;
+        owner = it->second.context;
+    }
+    // Work still in flight may use it: the range is reused at once. (A
+    // context of the allocation's that went away waited for its work then.)
+    Context* current = current::top();
+    for (Context* c : {owner, current})
+        if (c && c->active()) NVL_TRY(c->noted(c->synchronize()));
     std::lock_guard lock(mutex_);
     MemPool* p = any(pool);
-    if (!p || !p->freeNow(va)) return;
+    if (!p || !p->freeNow(va)) return CUDA_ERROR_INVALID_VALUE;
+    AddressMap::get().remove(va);
     reap(p);
+    return kOk;
 }
 
 void MemPools::releaseAboveThresholds(Device& device) {
     std::lock_guard lock(mutex_);
     for (MemPool* p : pools_) {
-        if (&p->device() != &device || p->reserved_ <= p->releaseThreshold_) continue;
+        if (&p->device() != &device) continue;
         p->sweep(true);
-        p->release(p->releaseThreshold_);
+        if (p->reserved_ > p->releaseThreshold_) p->release(p->releaseThreshold_);
     }
     for (MemPool* p : std::vector<MemPool*>(zombies_.begin(), zombies_.end())) reap(p);
 }

@@ -12,8 +12,10 @@
 //   - the set is already reached (REUSE_ALLOW_OPPORTUNISTIC);
 //   - or, when the pool cannot grow, T is made to wait for the set
 //     (REUSE_ALLOW_INTERNAL_DEPENDENCIES).
-// Memory above the release threshold goes back to the driver at the next
-// stream, event or context synchronisation, and on cuMemPoolTrimTo.
+// A synchronising call (stream, event or context) makes the frees it saw
+// done free for anyone, and gives memory above the release threshold back to
+// the driver; so does cuMemPoolTrimTo. Pool memory belongs to the pool, not
+// to a context (as libcuda's: its CU_POINTER_ATTRIBUTE_CONTEXT is NULL).
 #pragma once
 
 #include <atomic>
@@ -48,8 +50,9 @@ public:
     CUmemoryPool handle() { return reinterpret_cast<CUmemoryPool>(this); }
 
     static constexpr uint64_t kAlignment = 512;
-    // Allocations up to kChunkSize / 2 share chunks of kChunkSize; larger
-    // ones get a chunk of their own, in kGranularity steps.
+    // The pool grows in kChunkSize steps (libcuda 580's reserved amounts on an
+    // H200 grow by 32 MiB); in kGranularity steps where a size limit would
+    // refuse a whole one.
     static constexpr uint64_t kChunkSize = 32ull << 20;
     static constexpr uint64_t kGranularity = 2ull << 20;
 
@@ -74,8 +77,9 @@ private:
     };
     struct Live {
         Chunk* chunk;
-        uint64_t length;
-        Context* context;
+        uint64_t length;             // reserved for it
+        uint64_t size;               // asked for (what USED_MEM counts)
+        Context* context;            // where it was allocated, while that context lives
     };
 
     Result<uint64_t> alloc(Stream& st, uint64_t size);
@@ -137,16 +141,17 @@ public:
     Result<uint64_t> allocAsync(Stream& st, uint64_t size, CUmemoryPool pool);
     // A stream-ordered free of an allocation of 'pool' (the address map's pool).
     Status freeAsync(Stream& st, uint64_t va, void* pool);
-    // cuMemFree of a pool allocation: its context waited for its work.
-    void freeNow(uint64_t va, void* pool);
+    // cuMemFree of a pool allocation: after the work of the context that
+    // allocated it (and the current one's), at once.
+    Status free(uint64_t va, void* pool);
 
     // A stream, event or context synchronisation on 'device' returned:
     // pools above their release threshold give memory back.
     void afterSynchronize(Device& device) {
         if (reservedTotal_.load(std::memory_order_acquire) != 0) releaseAboveThresholds(device);
     }
-    // The context is going away (it waited for its work): its pending frees
-    // are done, its allocations freed.
+    // The context is going away (it waited for its work): its streams'
+    // pending frees are done. Its allocations stay (they are the pool's).
     void releaseContext(Context& ctx);
 
 private:

@@ -163,6 +163,11 @@ public:
     // Those and what the stream already follows: the stream's later work
     // comes after all of them.
     Dependencies followed() const;
+    // Waits on the host for the points upcoming() names.
+    Status waitUpcoming() const {
+        for (const Point& p : upcoming()) NVL_TRY(p.channel->wait(p.value));
+        return kOk;
+    }
     // 'points' (an event's known set) precede the stream's later work: the
     // stream waited for them through an event.
     void learn(const Dependencies& points) {

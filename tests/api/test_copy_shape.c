@@ -8,8 +8,9 @@
  * destination buffer is compared with a CPU model of the copy: the bytes of
  * the rectangle and every byte around it that must not change. Shapes cross
  * the library's 8 MiB staging buffers (several lines per buffer, and lines
- * wider than a buffer). Expected codes for bad input follow CUDA's
- * documentation where tests/compat/mem_probe.c has not recorded libcuda's.
+ * wider than a buffer). Expected codes for bad input: libcuda 580 on an
+ * H200 (tests/compat/expected/libcuda_mem_pitch.txt); where libcuda crashes
+ * (a bogus stream or array handle) nvlite answers with an error.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -321,11 +322,14 @@ static void test_copy2d_argument_checks(void **state) {
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D(&c));
     c = g, c.dstMemoryType = (CUmemorytype)9;
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D(&c));
-    /* CUDA arrays are not provided: no array can be named. */
+    /* CUDA arrays: a NULL one is invalid (libcuda); arrays are not provided,
+     * so any other handle is not one nvlite could have made. */
     c = g, c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
-    assert_cu(CUDA_ERROR_NOT_SUPPORTED, cuMemcpy2D(&c));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D(&c));
     c = g, c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
-    assert_cu(CUDA_ERROR_NOT_SUPPORTED, cuMemcpy2DAsync(&c, NULL));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy2DAsync(&c, NULL));
+    c = g, c.srcMemoryType = CU_MEMORYTYPE_ARRAY, c.srcArray = (CUarray)(uintptr_t)0x1000;
+    assert_cu(CUDA_ERROR_NOT_SUPPORTED, cuMemcpy2D(&c));
     c = g, c.srcHost = NULL;
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D(&c));
     c = g, c.dstDevice = 0;
@@ -341,15 +345,14 @@ static void test_copy2d_argument_checks(void **state) {
     /* Device memory named as host memory. */
     c = g, c.srcMemoryType = CU_MEMORYTYPE_HOST, c.srcHost = (const void *)(uintptr_t)dst.dev;
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D(&c));
-    /* Pitches beyond CU_DEVICE_ATTRIBUTE_MAX_PITCH: cuMemcpy2D refuses them,
-     * cuMemcpy2DUnaligned copies (one line here, so nothing beyond it is read). */
-    int maxPitch = 0;
-    assert_cu_ok(cuDeviceGetAttribute(&maxPitch, CU_DEVICE_ATTRIBUTE_MAX_PITCH, 0));
-    c = g, c.Height = 1, c.srcPitch = (size_t)maxPitch + 1;
+    /* A line wider than its pitch, also when there is one line. */
+    c = g, c.Height = 1, c.srcPitch = 10, c.dstPitch = 10;
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy2D(&c));
-    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy2DAsync(&c, NULL));
+    /* Pitches beyond CU_DEVICE_ATTRIBUTE_MAX_PITCH and 4 GiB: libcuda copies
+     * (one line here, so nothing beyond it is read). */
     c = g, c.Height = 1, c.srcPitch = ((size_t)1 << 32) + 5;
     assert_cu_ok(cuMemcpy2DUnaligned(&c));
+    assert_cu_ok(cuMemcpy2D(&c));
     /* Nothing to copy. */
     c = g, c.Height = 0;
     assert_cu_ok(cuMemcpy2D(&c));
@@ -363,6 +366,12 @@ static void test_copy2d_argument_checks(void **state) {
     model_copy(&dst, &src, &last);
     model_copy(&dst, &src, &one);
     buf_check(&dst, "the copies that succeeded");
+    /* A pitch of 0 is the width (libcuda takes it): packed lines. */
+    c = g, c.srcPitch = 0, c.dstY = 20;
+    assert_cu_ok(cuMemcpy2D(&c));
+    const shape packed = {100, 10, 1, 0, 0, 0, 100, 0, 0, 20, 0, 128, 0};
+    model_copy(&dst, &src, &packed);
+    buf_check(&dst, "source pitch 0");
     buf_free(&src);
     buf_free(&dst);
 }
@@ -375,30 +384,32 @@ static void test_copy3d_argument_checks(void **state) {
     CUDA_MEMCPY3D g = make3d(&dst, &src, &s), c;
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy3D(NULL));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy3DAsync(NULL, NULL));
-    c = g, c.reserved0 = &c;
-    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy3D(&c));
-    c = g, c.reserved1 = &c;
-    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy3D(&c));
-    c = g, c.srcLOD = 1;
-    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy3D(&c));
-    c = g, c.dstLOD = 2;
-    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy3DAsync(&c, NULL));
     c = g, c.srcHeight = 4;
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy3D(&c));
     c = g, c.dstHeight = 4;
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy3D(&c));
+    c = g, c.srcHeight = 4, c.Depth = 1, c.srcZ = 0; /* also for one slice */
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy3DAsync(&c, NULL));
     c = g, c.WidthInBytes = 18;
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy3D(&c));
     c = g, c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
-    assert_cu(CUDA_ERROR_NOT_SUPPORTED, cuMemcpy3D(&c));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy3D(&c));
     c = g, c.dstZ = 2; /* the last slice would end past the allocation */
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy3D(&c));
     c = g, c.Depth = 0;
     assert_cu_ok(cuMemcpy3D(&c));
     buf_check(&dst, "nothing copied");
-    assert_cu_ok(cuMemcpy3D(&g));
+    /* Levels of detail and the reserved fields are not looked at (libcuda). */
+    c = g, c.srcLOD = 1, c.dstLOD = 2, c.reserved0 = &c, c.reserved1 = &c;
+    assert_cu_ok(cuMemcpy3D(&c));
     model_copy(&dst, &src, &s);
     buf_check(&dst, "the good copy");
+    /* A slice height of 0 is the copy's height. */
+    c = g, c.dstHeight = 0, c.dstZ = 0;
+    assert_cu_ok(cuMemcpy3D(&c));
+    const shape packed = {13, 5, 3, 2, 1, 1, 17, 7, 4, 2, 0, 32, 5};
+    model_copy(&dst, &src, &packed);
+    buf_check(&dst, "destination slice height 0");
     buf_free(&src);
     buf_free(&dst);
 }
@@ -526,6 +537,8 @@ static void test_memset_d2d_argument_checks(void **state) {
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D32(m, 12, 1, 4, 2));     /* pitch < 4 * width */
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D16(m + 1, 100, 1, 10, 2)); /* misaligned start */
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D16(m, 101, 1, 10, 2));   /* misaligned pitch */
+    assert_cu_ok(cuMemsetD2D16(m, 101, 1, 10, 1));                         /* ... unused for one line */
+    assert_cu_ok(cuMemsetD2D8(m, 10, 1, 11, 1));                           /* so is a short one */
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D32(m + 2, 100, 1, 10, 2));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D32(m, 102, 1, 10, 2));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemsetD2D8(m, 100, 1, 100, 41));  /* past the end */
@@ -588,8 +601,10 @@ static void test_copy_peer_between_contexts(void **state) {
     assert_cu_ok(cuMemcpy3DPeerAsync(&p, s));
     assert_cu_ok(cuStreamSynchronize(s));
     buf_check(&a, "cuMemcpy3DPeerAsync (the same copy again)");
-    /* Contexts that are not. */
-    assert_cu(CUDA_ERROR_INVALID_CONTEXT, cuMemcpyPeer(b, NULL, a.dev, fx->ctx, 16));
+    /* NULL is the current context (libcuda takes it); handles that are not contexts. */
+    assert_cu_ok(cuMemcpyPeer(a.dev + 300, NULL, a.dev, fx->ctx, 16));
+    memmove(a.mirror + 300, a.mirror, 16);
+    buf_check(&a, "cuMemcpyPeer, NULL context");
     assert_cu(CUDA_ERROR_INVALID_CONTEXT, cuMemcpyPeer(b, other, a.dev, (CUcontext)(uintptr_t)0x1000, 16));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpyPeer(b, other, a.dev, fx->ctx, n + 1));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemcpy3DPeer(NULL));

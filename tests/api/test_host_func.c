@@ -183,6 +183,32 @@ static void test_order_many_streams(void **state) {
     for (int i = 0; i < kStreams; ++i) assert_cu_ok(cuStreamDestroy(st[i]));
 }
 
+/* Host functions of different streams do not wait for each other: one
+ * behind busy work does not hold back one of another stream (as libcuda,
+ * whose order for the same calls was 3, 1, 2). */
+static void test_streams_run_independently(void **state) {
+    (void)state;
+    log_reset();
+    CUstream a = ts_stream_new(CU_STREAM_NON_BLOCKING), b = ts_stream_new(CU_STREAM_NON_BLOCKING);
+    ts_busy busy = ts_busy_new();
+    /* The library's thread and its semaphores exist before the busy work
+     * (the simulated driver serialises their allocation with its copies). */
+    assert_cu_ok(cuLaunchHostFunc(b, note, (void *)0));
+    assert_cu_ok(cuStreamSynchronize(b));
+    ts_busy_until_not_ready(&busy, a);
+    ts_busy_queue(&busy, a); /* well behind the functions' enqueueing */
+    assert_cu_ok(cuLaunchHostFunc(a, note, (void *)1));
+    assert_cu_ok(cuLaunchHostFunc(b, note, (void *)2));
+    assert_cu_ok(cuStreamSynchronize(b));
+    assert_cu_ok(cuStreamSynchronize(a));
+    assert_int_equal(log_count(), 3);
+    assert_int_equal(log_entry(1), 2);
+    assert_int_equal(log_entry(2), 1);
+    ts_busy_free(&busy);
+    assert_cu_ok(cuStreamDestroy(a));
+    assert_cu_ok(cuStreamDestroy(b));
+}
+
 /* The legacy stream, the per-thread stream and CU_STREAM_LEGACY; the
  * callback's stream argument is the handle it was given. */
 static void test_default_streams(void **state) {
@@ -378,6 +404,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         TEST(test_order_through_data),
         TEST(test_order_many_streams),
+        TEST(test_streams_run_independently),
         TEST(test_default_streams),
         TEST(test_host_function_blocks_stream),
         TEST(test_calls_inside_not_permitted),

@@ -9,10 +9,12 @@
  * the other stream writes whatever it was given at once; the bytes the copy
  * read must be the ones written before the free. Addresses show the reuse
  * rules (same stream, event dependencies, completed frees, internal
- * dependencies) without relying on them for safety.
+ * dependencies) without relying on them for safety. Expected codes and
+ * counters: libcuda 580 on an H200 (tests/compat/expected/libcuda_mem_pools.txt).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,7 +73,8 @@ static void test_device_supports_pools(void **state) {
     assert_ptr_equal(cur, def);
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuDeviceGetDefaultMemPool(NULL, 0));
     assert_cu(CUDA_ERROR_INVALID_DEVICE, cuDeviceGetDefaultMemPool(&cur, 99));
-    assert_cu(CUDA_ERROR_INVALID_DEVICE, cuDeviceGetMemPool(&cur, -1));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuDeviceGetMemPool(&cur, -1)); /* (sic) libcuda */
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuDeviceSetMemPool(99, def));
     /* CUDA 13's getters by location. */
     CUmemLocation loc = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
     assert_cu_ok(cuMemGetDefaultMemPool(&cur, &loc, CU_MEM_ALLOCATION_TYPE_PINNED));
@@ -129,12 +132,41 @@ static void test_create_destroy(void **state) {
     pr.allocType = CU_MEM_ALLOCATION_TYPE_INVALID;
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemPoolCreate(&q, &pr));
     pr = device_props(), pr.location.id = 99;
-    assert_cu(CUDA_ERROR_INVALID_DEVICE, cuMemPoolCreate(&q, &pr));
-    /* Pools shared with other processes (IPC) and host pools are not provided. */
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemPoolCreate(&q, &pr));
+    pr = device_props(), pr.reserved[3] = 1;
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemPoolCreate(&q, &pr));
+    pr = device_props(), pr.handleTypes = CU_MEM_HANDLE_TYPE_WIN32;
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemPoolCreate(&q, &pr));
+    /* A pool may name Linux's handle types; exporting (IPC) is what is not provided. */
     pr = device_props(), pr.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    assert_cu(CUDA_ERROR_NOT_SUPPORTED, cuMemPoolCreate(&q, &pr));
+    assert_cu_ok(cuMemPoolCreate(&q, &pr));
+    int fd = -1;
+    assert_cu(CUDA_ERROR_NOT_SUPPORTED,
+              cuMemPoolExportToShareableHandle(&fd, q, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    assert_cu_ok(cuMemPoolDestroy(q));
+    /* Host pools and managed memory are not provided. */
     pr = device_props(), pr.location.type = CU_MEM_LOCATION_TYPE_HOST;
     assert_cu(CUDA_ERROR_NOT_SUPPORTED, cuMemPoolCreate(&q, &pr));
+    pr = device_props(), pr.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED;
+    assert_cu(CUDA_ERROR_NOT_SUPPORTED, cuMemPoolCreate(&q, &pr));
+    /* Access: the owning device reads and writes. */
+    CUmemLocation dev0 = {CU_MEM_LOCATION_TYPE_DEVICE, 0}, host = {CU_MEM_LOCATION_TYPE_HOST, 0},
+                  dev99 = {CU_MEM_LOCATION_TYPE_DEVICE, 99};
+    CUmemAccess_flags f = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    assert_cu_ok(cuMemPoolGetAccess(&f, p, &dev0));
+    assert_int_equal(f, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    assert_cu_ok(cuMemPoolGetAccess(&f, p, &host));
+    assert_int_equal(f, CU_MEM_ACCESS_FLAGS_PROT_NONE);
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemPoolGetAccess(&f, p, &dev99));
+    CUmemAccessDesc ad = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    assert_cu_ok(cuMemPoolSetAccess(p, &ad, 1));
+    ad.flags = CU_MEM_ACCESS_FLAGS_PROT_READ;
+    assert_cu(CUDA_ERROR_NOT_SUPPORTED, cuMemPoolSetAccess(p, &ad, 1));
+    ad.flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    assert_cu(CUDA_ERROR_INVALID_DEVICE, cuMemPoolSetAccess(p, &ad, 1)); /* (sic) libcuda */
+    ad.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE, ad.location.id = 99;
+    assert_cu(CUDA_ERROR_INVALID_DEVICE, cuMemPoolSetAccess(p, &ad, 1));
+    assert_cu_ok(cuMemPoolSetAccess(p, &ad, 0));
     /* The device's current pool. */
     assert_cu_ok(cuDeviceSetMemPool(0, p));
     CUmemoryPool cur = NULL;
@@ -184,17 +216,21 @@ static void test_destroy_with_live_allocation(void **state) {
 static void test_alloc_async_arguments(void **state) {
     (void)state;
     CUstream s = ts_stream_new(0);
-    CUdeviceptr d = 0;
-    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemAllocAsync(&d, 0, s));
+    CUdeviceptr d = 77;
+    /* Nothing to allocate: success and NULL, which cuMemFreeAsync takes. */
+    assert_cu_ok(cuMemAllocAsync(&d, 0, s));
+    assert_true(d == 0);
+    assert_cu_ok(cuMemFreeAsync(0, s));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemAllocAsync(NULL, 16, s));
     assert_cu(CUDA_ERROR_OUT_OF_MEMORY, cuMemAllocAsync(&d, (size_t)1 << 50, s));
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuMemAllocAsync(&d, 16, (CUstream)(uintptr_t)0x1234));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemAllocFromPoolAsync(&d, 16, NULL, s));
     int host = 0;
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(ts_dptr(&host), s));
-    /* cuMemAlloc's memory is not a pool's. */
+    /* cuMemAlloc's memory: cuMemFreeAsync frees it too (libcuda). */
     CUdeviceptr plain = ts_dev_alloc(100);
-    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(plain, s));
+    assert_cu_ok(cuMemFreeAsync(plain, s));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemFree(plain));
     assert_cu_ok(cuMemAllocAsync(&d, 1000, s));
     assert_true(d % 256 == 0);
     CUdeviceptr base = 0;
@@ -204,6 +240,13 @@ static void test_alloc_async_arguments(void **state) {
     unsigned type = 0;
     assert_cu_ok(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d));
     assert_int_equal(type, CU_MEMORYTYPE_DEVICE);
+    /* Pool memory is the pool's, not a context's. */
+    CUcontext owner = (CUcontext)(uintptr_t)1;
+    assert_cu_ok(cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, d));
+    assert_null(owner);
+    int ordinal = -1;
+    assert_cu_ok(cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, d));
+    assert_int_equal(ordinal, 0);
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(d + 1, s));
     assert_cu_ok(cuMemFreeAsync(d, s));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(d, s));
@@ -264,7 +307,8 @@ static void test_release_threshold(void **state) {
     CUdeviceptr d = 0;
     assert_cu_ok(cuMemAllocFromPoolAsync(&d, 3 * TS_MiB + 1, p, s));
     const cuuint64_t reserved = attr64(p, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
-    assert_true(reserved >= 3 * TS_MiB + 1);
+    assert_int_equal(reserved, 32 * TS_MiB); /* libcuda's step */
+    assert_int_equal(attr64(p, CU_MEMPOOL_ATTR_USED_MEM_CURRENT), 3 * TS_MiB + 1); /* bytes asked for */
     assert_true(attr64(p, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH) == reserved);
     assert_cu_ok(cuMemFreeAsync(d, s));
     assert_cu_ok(cuStreamSynchronize(s));
@@ -439,18 +483,33 @@ static void test_reuse_follows_transitive_events(void **state) {
     rig_free(&r);
 }
 
+/* Polls the stream until its work is done, without a synchronising call. */
+static void poll_done(CUstream s) {
+    const double t0 = ts_now();
+    CUresult q;
+    while ((q = cuStreamQuery(s)) == CUDA_ERROR_NOT_READY && ts_now() - t0 < 60) usleep(200);
+    assert_cu_ok(q);
+}
+
 static void test_reuse_after_completion(void **state) {
     (void)state;
     reuse_rig r = rig_new(CU_STREAM_NON_BLOCKING);
+    /* Done (seen by polling): reused by anyone (opportunistic). */
     CUdeviceptr x = rig_free_behind_busy(&r, 6);
-    assert_cu_ok(cuStreamSynchronize(r.a));
+    poll_done(r.a);
     CUdeviceptr y = rig_take(&r, r.b);
-    assert_true(y == x); /* opportunistic: the free is done */
+    assert_true(y == x);
+    /* Without opportunistic reuse, not... */
     set_int(r.pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, 0);
     x = rig_free_behind_busy(&r, 7);
-    assert_cu_ok(cuStreamSynchronize(r.a));
+    poll_done(r.a);
     y = rig_take(&r, r.b);
     assert_true(y != x);
+    /* ... unless a synchronising call saw the free done (libcuda reuses then too). */
+    x = rig_free_behind_busy(&r, 8);
+    assert_cu_ok(cuStreamSynchronize(r.a));
+    y = rig_take(&r, r.b);
+    assert_true(y == x);
     rig_free(&r);
 }
 
@@ -509,32 +568,39 @@ static void test_reuse_by_internal_dependency(void **state) {
 
 /* ------------------------------------------------------------ contexts */
 
-/* A context's pool allocations go with it; the pool lives on. */
-static void test_context_destroy_frees_its_allocations(void **state) {
+/* Pool memory is the pool's: it outlives the context that allocated it
+ * (whose pending frees complete with it) and serves the device's other
+ * contexts. */
+static void test_pool_memory_outlives_its_context(void **state) {
     ts_fixture *fx = ts_fx(state);
-    CUmemoryPool def = default_pool();
-    set64(def, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, ~(cuuint64_t)0);
-    const cuuint64_t used0 = attr64(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
+    CUmemoryPool pool = fresh_pool(0);
     CUcontext c;
     assert_cu_ok(cuCtxCreate(&c, NULL, 0, fx->dev));
     CUstream s;
     assert_cu_ok(cuStreamCreate(&s, 0));
+    const size_t n = 4097;
+    unsigned char in[4097], out[4097];
+    ts_fill_random(in, n, 11);
     CUdeviceptr d = 0, e = 0;
-    assert_cu_ok(cuMemAllocAsync(&d, 4096, s));
-    assert_cu_ok(cuMemAllocAsync(&e, 4096, s));
+    assert_cu_ok(cuMemAllocAsync(&d, n, s));
+    assert_cu_ok(cuMemcpyHtoDAsync(d, in, n, s));
+    assert_cu_ok(cuMemAllocAsync(&e, n, s));
     assert_cu_ok(cuMemFreeAsync(e, s)); /* pending when the context goes */
-    assert_true(attr64(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT) > used0);
     assert_cu_ok(cuCtxDestroy(c));
     assert_cu_ok(cuCtxSetCurrent(fx->ctx));
-    assert_int_equal(attr64(def, CU_MEMPOOL_ATTR_USED_MEM_CURRENT), used0);
+    assert_int_equal(attr64(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT), n);
     CUdeviceptr base = 0;
     size_t size = 0;
-    assert_cu(CUDA_ERROR_NOT_FOUND, cuMemGetAddressRange(&base, &size, d));
-    assert_cu(CUDA_ERROR_INVALID_VALUE, cuMemFreeAsync(d, NULL));
-    /* And the pool still serves this context. */
-    assert_cu_ok(cuMemAllocAsync(&d, 4096, NULL));
+    assert_cu_ok(cuMemGetAddressRange(&base, &size, d + 5));
+    assert_true(base == d && size == n);
+    memset(out, 0, n);
+    assert_cu_ok(cuMemcpyDtoH(out, d, n));
+    assert_bytes_equal(in, out, n);
     assert_cu_ok(cuMemFreeAsync(d, NULL));
     assert_cu_ok(cuCtxSynchronize());
+    assert_int_equal(attr64(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT), 0);
+    assert_cu_ok(cuDeviceSetMemPool(0, default_pool()));
+    assert_cu_ok(cuMemPoolDestroy(pool));
 }
 
 int main(void) {
@@ -554,7 +620,7 @@ int main(void) {
         TEST(test_reuse_after_completion),
         TEST(test_reuse_legacy_to_blocking_stream),
         TEST(test_reuse_by_internal_dependency),
-        TEST(test_context_destroy_frees_its_allocations),
+        TEST(test_pool_memory_outlives_its_context),
     };
     ts_watchdog_arm("test_mem_pool", 600);
     return cmocka_run_group_tests(tests, ts_group_init, NULL);
