@@ -172,7 +172,6 @@ public:
     // stream waited for them through an event.
     void learn(const Dependencies& points) {
         std::lock_guard lock(pointMutex_);
-        known_.pruneDone();
         known_.merge(points);
     }
     // Forgets the channels (before they are destroyed).
@@ -193,7 +192,7 @@ private:
     void setLast(Point p, const Dependencies& before) {
         std::lock_guard lock(pointMutex_);
         last_ = p;
-        known_.pruneDone();
+        // At most one point per channel: reached ones stay (they are still followed).
         known_.merge(before);
         known_.add(p);
     }

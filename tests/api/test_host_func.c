@@ -280,7 +280,12 @@ typedef struct {
     int version;
 } inside_calls;
 
+/* The results cross threads under the log's lock: the library orders them
+ * (the function returns before the stream's synchronisation does) through
+ * the GPU, which ThreadSanitizer cannot follow on the simulated driver (it
+ * reads the semaphore through another mapping of the page). */
 static void CUDA_CB call_inside(void *data) {
+    pthread_mutex_lock(&olog.mutex);
     inside_calls *c = data;
     CUdeviceptr p = 0;
     unsigned char b[8] = {1};
@@ -295,6 +300,7 @@ static void CUDA_CB call_inside(void *data) {
     c->get_version = cuDriverGetVersion(&c->version);
     const char *name = NULL;
     c->error_name = cuGetErrorName(CUDA_ERROR_INVALID_VALUE, &name);
+    pthread_mutex_unlock(&olog.mutex);
 }
 
 /* The driver may not be called from a host function: what would wait for
@@ -310,6 +316,10 @@ static void test_calls_inside_not_permitted(void **state) {
     assert_cu_ok(cuStreamAddCallback(c.stream, note_callback, (void *)0, 0));
     assert_cu_ok(cuLaunchHostFunc(c.stream, call_inside, &c));
     assert_cu_ok(cuStreamSynchronize(c.stream));
+    pthread_mutex_lock(&olog.mutex);
+    inside_calls seen = c;
+    pthread_mutex_unlock(&olog.mutex);
+    c = seen;
     assert_cu(CUDA_ERROR_NOT_PERMITTED, c.alloc);
     assert_cu(CUDA_ERROR_NOT_PERMITTED, c.memcpy_sync);
     assert_cu(CUDA_ERROR_NOT_PERMITTED, c.memcpy_async);
@@ -381,10 +391,15 @@ static void test_after_fault(void **state) {
     CUstream s = ts_stream_new(0);
     CUdeviceptr d = ts_dev_alloc(TS_MiB);
     unsigned char *h = ts_pinned_alloc(TS_MiB);
+    /* Everything is enqueued before the fault can strike (as in libcuda's
+     * run, where both enqueues succeeded): the stream waits for a gate first. */
+    atomic_store(&gate_open, 0);
+    assert_cu_ok(cuLaunchHostFunc(s, wait_gate, NULL));
     assert_cu_ok(nvliteSimInjectFault(NVLITE_SIM_FAULT_COPY_MMU));
     assert_cu_ok(cuMemcpyDtoHAsync(h, d, TS_MiB, s));
     assert_cu_ok(cuLaunchHostFunc(s, note, (void *)1));
     assert_cu_ok(cuStreamAddCallback(s, note_callback, (void *)2, 0));
+    atomic_store(&gate_open, 1);
     assert_cu(CUDA_ERROR_ILLEGAL_ADDRESS, cuStreamSynchronize(s));
     /* The callback runs on its thread: wait for it (bounded). */
     const double t0 = ts_now();
