@@ -241,25 +241,31 @@ Status submitFill2D(Stream& st, uint64_t dst, uint64_t pitch, uint32_t value, ui
     return wait ? ch.wait(done) : kOk;
 }
 
+// Blocking copies are synchronising calls: kernels' printf output comes out.
+Status flushed(Stream& st, Sync sync, Status s) {
+    if (sync == Sync::Blocking) st.context().flushDeviceOutput();
+    return s;
+}
+
 }  // namespace
 
 Status copyHostToDevice(Stream& st, uint64_t dst, const void* src, uint64_t bytes, Sync sync) {
     auto d = gpuReachable(dst, bytes);
     if (!d) return CUDA_ERROR_INVALID_VALUE;
-    return copyPlaces(st, *d, classify(reinterpret_cast<uint64_t>(src), bytes), bytes, sync);
+    return flushed(st, sync, copyPlaces(st, *d, classify(reinterpret_cast<uint64_t>(src), bytes), bytes, sync));
 }
 
 Status copyDeviceToHost(Stream& st, void* dst, uint64_t src, uint64_t bytes, Sync sync) {
     auto s = gpuReachable(src, bytes);
     if (!s) return CUDA_ERROR_INVALID_VALUE;
-    return copyPlaces(st, classify(reinterpret_cast<uint64_t>(dst), bytes), *s, bytes, sync);
+    return flushed(st, sync, copyPlaces(st, classify(reinterpret_cast<uint64_t>(dst), bytes), *s, bytes, sync));
 }
 
 Status copyDeviceToDevice(Stream& st, uint64_t dst, uint64_t src, uint64_t bytes, Sync sync) {
     auto d = gpuReachable(dst, bytes);
     auto s = gpuReachable(src, bytes);
     if (!d || !s) return CUDA_ERROR_INVALID_VALUE;
-    return copyPlaces(st, *d, *s, bytes, sync);
+    return flushed(st, sync, copyPlaces(st, *d, *s, bytes, sync));
 }
 
 Status copyUnified(Stream& st, uint64_t dst, uint64_t src, uint64_t bytes, Sync sync) {
@@ -269,7 +275,7 @@ Status copyUnified(Stream& st, uint64_t dst, uint64_t src, uint64_t bytes, Sync 
     // not pageable memory.
     if (d.kind == Place::Pageable && AddressMap::get().find(dst)) return CUDA_ERROR_INVALID_VALUE;
     if (s.kind == Place::Pageable && AddressMap::get().find(src)) return CUDA_ERROR_INVALID_VALUE;
-    return copyPlaces(st, d, s, bytes, sync);
+    return flushed(st, sync, copyPlaces(st, d, s, bytes, sync));
 }
 
 Status fill(Stream& st, uint64_t dst, uint32_t value, uint32_t elementSize, uint64_t count, Sync sync) {
@@ -291,7 +297,9 @@ Status uploadToDevice(Context& ctx, uint64_t dst, const void* src, uint64_t byte
     return st.synchronize();
 }
 
-Status copy3D(Stream& st, const CopySide& dst, const CopySide& src, const Extent& extent, Sync sync) {
+namespace {
+
+Status copyRects(Stream& st, const CopySide& dst, const CopySide& src, const Extent& extent, Sync sync) {
     if (extent.width == 0 || extent.height == 0 || extent.depth == 0) return kOk;
     auto dstSpan = span(dst, extent), srcSpan = span(src, extent);
     if (!dstSpan || !srcSpan) return CUDA_ERROR_INVALID_VALUE;
@@ -310,6 +318,12 @@ Status copy3D(Stream& st, const CopySide& dst, const CopySide& src, const Extent
         return kOk;
     }
     return submitRects(st, rects, sync == Sync::Blocking && (dstHost || srcHost));
+}
+
+}  // namespace
+
+Status copy3D(Stream& st, const CopySide& dst, const CopySide& src, const Extent& extent, Sync sync) {
+    return flushed(st, sync, copyRects(st, dst, src, extent, sync));
 }
 
 Status fill2D(Stream& st, uint64_t dst, uint64_t pitch, uint32_t value, uint32_t elementSize, uint64_t width,
