@@ -420,4 +420,23 @@ ifneq ($(NO_BUILD),1)
 test: etrace-test dropin-checks
 endif
 
+# ---- Issue 10 part C: stream-ordered memory, 2D/3D copies and fills, host functions
+# tests/compat/mem_probe.c (sections pitch, pools, hostfunc, hostfault), built
+# against libcuda and against libnvlite like compat_probe.
+MEM_PROBE_BINS := $(BUILD)/probes/mem_probe_libcuda $(BUILD)/probes/mem_probe_nvlite
+
+$(BUILD)/probes/mem_probe_libcuda: tests/compat/mem_probe.c tests/compat/probe.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PROBE_CFLAGS) $< -o $@ -L$(CUDA_HOME)/lib64/stubs -lcuda -ldl -lpthread
+
+$(BUILD)/probes/mem_probe_nvlite: tests/compat/mem_probe.c tests/compat/probe.h $(BUILD)/lib/libnvlite.so
+	@mkdir -p $(dir $@)
+	$(CC) $(PROBE_CFLAGS) $< -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl -lpthread
+
+probes: $(MEM_PROBE_BINS)
+
+# Host functions run on a library thread; pools are shared by every thread.
+TSAN_TESTS += tests/api/test_host_func tests/api/test_mem_pool
+TSAN_BINS  += $(TSAN_BUILD)/tests/api/test_host_func $(TSAN_BUILD)/tests/api/test_mem_pool
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

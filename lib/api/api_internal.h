@@ -3,6 +3,7 @@
 
 #include "common/status.h"
 #include "core/launch.h"
+#include "core/context.h"
 #include "core/stream.h"
 #include "nvlite/cuda.h"
 
@@ -31,5 +32,9 @@ Result<core::Function*> resolveFunction(CUfunction f, KernelAsFunction kernels =
 // Every launch entry point's last step: the stream, the function in its
 // context, the launch.
 Status launchOn(CUstream stream, CUfunction f, const core::LaunchRequest& r);
+// A stream, event or context synchronisation of 'ctx' returned 's': on
+// success, memory pools above their release threshold give memory back
+// (libcuda's rule for cuMemPool's release threshold).
+Status synchronized(core::Context& ctx, Status s);
 
 }  // namespace nvl::api

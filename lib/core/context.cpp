@@ -10,6 +10,8 @@
 #include "core/devrt.h"
 #include "core/event.h"
 #include "core/handle_registry.h"
+#include "core/host_func.h"
+#include "core/mem_pool.h"
 #include "core/memory.h"
 #include "core/runtime.h"
 #include "core/staging.h"
@@ -86,6 +88,16 @@ void Context::deactivate() {
     if (!active()) return;
     active_.store(false, std::memory_order_release);
     (void)synchronize();
+    // Before the channels go: host functions still queued (after a fault)
+    // and pools' stream-ordered frees refer to them.
+    {
+        std::unique_ptr<HostFunctions> hostFunctions;
+        {
+            std::lock_guard hfLock(hostFunctionsMutex_);
+            hostFunctions = std::move(hostFunctions_);
+        }
+    }
+    MemPools::get().releaseContext(*this);
     {
         std::lock_guard streamsLock(streamsMutex_);
         for (Stream* st : streams_) {
@@ -144,6 +156,12 @@ Status Context::synchronize() {
     }
     devrt_->flush();
     return first;
+}
+
+Result<HostFunctions*> Context::hostFunctions() {
+    std::lock_guard lock(hostFunctionsMutex_);
+    if (!hostFunctions_) hostFunctions_ = std::make_unique<HostFunctions>(*this);
+    return hostFunctions_.get();
 }
 
 void Context::flushDeviceOutput() { devrt_->flush(); }

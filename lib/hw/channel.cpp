@@ -147,8 +147,9 @@ Result<Channel::Reserved> Channel::beginLocked(size_t dwords, size_t dataBytes) 
     return r;
 }
 
-void Channel::writeWait(PushWriter& w, uint64_t value) const {
-    const uint64_t va = semaphoreVa();
+void Channel::writeWait(PushWriter& w, uint64_t value) const { writeAcquire(w, semaphoreVa(), value); }
+
+void writeAcquire(PushWriter& w, uint64_t va, uint64_t value) {
     w.inc(nv::NVC86F_SEM_ADDR_LO(lo32(va)), nv::NVC86F_SEM_ADDR_HI(hi32(va)), nv::NVC86F_SEM_PAYLOAD_LO(lo32(value)),
           nv::NVC86F_SEM_PAYLOAD_HI(hi32(value)),
           nv::NVC86F_SEM_EXECUTE(

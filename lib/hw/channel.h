@@ -60,6 +60,10 @@ private:
     std::atomic<size_t> used_{0};  // slots in use or freed
 };
 
+// Methods making the channel they are written to wait until the 64-bit
+// semaphore at 'va' reaches 'value' (Channel::kWaitDwords of them).
+void writeAcquire(PushWriter& w, uint64_t va, uint64_t value);
+
 class Channel {
 public:
     // Allocates the channel in a channel group (TSG) with a context share,

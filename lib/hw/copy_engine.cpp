@@ -12,14 +12,19 @@ constexpr uint64_t kMaxPiece = 1ull << 31;
 constexpr size_t kCopyPieceDwords = PushWriter::dwordsFor(4) + PushWriter::dwordsFor(1) + PushWriter::dwordsFor(1);
 constexpr size_t kFillPieceDwords = PushWriter::dwordsFor(2) + PushWriter::dwordsFor(1) + PushWriter::dwordsFor(1);
 constexpr size_t kFillSetupDwords = PushWriter::dwordsFor(2);
+// copy2D() per piece (offsets, pitches, length, line count; LAUNCH_DMA) and
+// fill2D() per piece (destination, pitches, length, line count; LAUNCH_DMA).
+constexpr size_t kCopy2DPieceDwords = PushWriter::dwordsFor(8) + PushWriter::dwordsFor(1);
+constexpr size_t kFill2DPieceDwords = PushWriter::dwordsFor(6) + PushWriter::dwordsFor(1);
 
-uint32_t launchFlags(bool first, bool remap) {
+uint32_t launchFlags(bool first, bool remap, bool multiLine = false) {
     using namespace nv;
     return NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE.value(first ? NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_NON_PIPELINED
                                                             : NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_PIPELINED) |
            NVC8B5_LAUNCH_DMA_SRC_MEMORY_LAYOUT.value(NVC8B5_LAUNCH_DMA_SRC_MEMORY_LAYOUT_PITCH) |
            NVC8B5_LAUNCH_DMA_DST_MEMORY_LAYOUT.value(NVC8B5_LAUNCH_DMA_DST_MEMORY_LAYOUT_PITCH) |
-           NVC8B5_LAUNCH_DMA_MULTI_LINE_ENABLE.value(NVC8B5_LAUNCH_DMA_MULTI_LINE_ENABLE_FALSE) |
+           NVC8B5_LAUNCH_DMA_MULTI_LINE_ENABLE.value(multiLine ? NVC8B5_LAUNCH_DMA_MULTI_LINE_ENABLE_TRUE
+                                                               : NVC8B5_LAUNCH_DMA_MULTI_LINE_ENABLE_FALSE) |
            NVC8B5_LAUNCH_DMA_REMAP_ENABLE.value(remap ? NVC8B5_LAUNCH_DMA_REMAP_ENABLE_TRUE
                                                       : NVC8B5_LAUNCH_DMA_REMAP_ENABLE_FALSE) |
            NVC8B5_LAUNCH_DMA_SRC_TYPE.value(NVC8B5_LAUNCH_DMA_SRC_TYPE_VIRTUAL) |
@@ -28,6 +33,20 @@ uint32_t launchFlags(bool first, bool remap) {
 }
 
 uint64_t pieces(uint64_t n) { return n == 0 ? 0 : (n + kMaxPiece - 1) / kMaxPiece; }
+uint64_t linePieces(uint64_t lines) { return lines == 0 ? 0 : (lines + kMaxLines - 1) / kMaxLines; }
+
+// SET_REMAP_CONST_B and SET_REMAP_COMPONENTS for a fill with 'value'.
+void setFillValue(PushWriter& w, uint32_t value, uint32_t elementSize) {
+    using namespace nv;
+    const uint32_t size = elementSize == 4   ? NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE_FOUR
+                          : elementSize == 2 ? NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE_TWO
+                                             : NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE_ONE;
+    w.inc(NVC8B5_SET_REMAP_CONST_B(value),
+          NVC8B5_SET_REMAP_COMPONENTS(NVC8B5_SET_REMAP_COMPONENTS_DST_X.value(NVC8B5_SET_REMAP_COMPONENTS_DST_X_CONST_B) |
+                                      NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE.value(size) |
+                                      NVC8B5_SET_REMAP_COMPONENTS_NUM_DST_COMPONENTS.value(
+                                          NVC8B5_SET_REMAP_COMPONENTS_NUM_DST_COMPONENTS_ONE)));
+}
 
 }  // namespace
 
@@ -58,14 +77,7 @@ void copy(PushWriter& w, uint64_t dst, uint64_t src, uint64_t bytes) {
 
 void fill(PushWriter& w, uint64_t dst, uint32_t value, uint32_t elementSize, uint64_t count) {
     using namespace nv;
-    const uint32_t size = elementSize == 4   ? NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE_FOUR
-                          : elementSize == 2 ? NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE_TWO
-                                             : NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE_ONE;
-    w.inc(NVC8B5_SET_REMAP_CONST_B(value),
-          NVC8B5_SET_REMAP_COMPONENTS(NVC8B5_SET_REMAP_COMPONENTS_DST_X.value(NVC8B5_SET_REMAP_COMPONENTS_DST_X_CONST_B) |
-                                      NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE.value(size) |
-                                      NVC8B5_SET_REMAP_COMPONENTS_NUM_DST_COMPONENTS.value(
-                                          NVC8B5_SET_REMAP_COMPONENTS_NUM_DST_COMPONENTS_ONE)));
+    setFillValue(w, value, elementSize);
     bool first = true;
     const uint64_t maxElements = kMaxPiece / elementSize;
     while (count > 0) {
@@ -76,6 +88,50 @@ void fill(PushWriter& w, uint64_t dst, uint32_t value, uint32_t elementSize, uin
         first = false;
         dst += n * elementSize;
         count -= n;
+    }
+}
+
+size_t copy2DDwords(uint64_t lines) { return static_cast<size_t>(linePieces(lines)) * kCopy2DPieceDwords; }
+
+void copy2D(PushWriter& w, uint64_t dst, uint64_t dstPitch, uint64_t src, uint64_t srcPitch, uint64_t width,
+            uint64_t lines) {
+    bool first = true;
+    while (lines > 0) {
+        const uint64_t n = lines < kMaxLines ? lines : kMaxLines;
+        // OFFSET_IN/OUT, PITCH_IN/OUT, LINE_LENGTH_IN and LINE_COUNT are consecutive methods.
+        w.inc(nv::NVC8B5_OFFSET_IN_UPPER(nv::NVC8B5_OFFSET_IN_UPPER_UPPER.value(hi32(src))),
+              nv::NVC8B5_OFFSET_IN_LOWER(lo32(src)),
+              nv::NVC8B5_OFFSET_OUT_UPPER(nv::NVC8B5_OFFSET_OUT_UPPER_UPPER.value(hi32(dst))),
+              nv::NVC8B5_OFFSET_OUT_LOWER(lo32(dst)), nv::NVC8B5_PITCH_IN(static_cast<uint32_t>(srcPitch)),
+              nv::NVC8B5_PITCH_OUT(static_cast<uint32_t>(dstPitch)),
+              nv::NVC8B5_LINE_LENGTH_IN(static_cast<uint32_t>(width)), nv::NVC8B5_LINE_COUNT(static_cast<uint32_t>(n)));
+        w.inc(nv::NVC8B5_LAUNCH_DMA(launchFlags(first, false, true)));
+        first = false;
+        src += n * srcPitch;
+        dst += n * dstPitch;
+        lines -= n;
+    }
+}
+
+size_t fill2DDwords(uint64_t lines) {
+    return kFillSetupDwords + static_cast<size_t>(linePieces(lines)) * kFill2DPieceDwords;
+}
+
+void fill2D(PushWriter& w, uint64_t dst, uint64_t pitch, uint32_t value, uint32_t elementSize, uint64_t count,
+            uint64_t lines) {
+    setFillValue(w, value, elementSize);
+    bool first = true;
+    while (lines > 0) {
+        const uint64_t n = lines < kMaxLines ? lines : kMaxLines;
+        // With remapping LINE_LENGTH_IN counts elements; nothing is read (PITCH_IN 0).
+        w.inc(nv::NVC8B5_OFFSET_OUT_UPPER(nv::NVC8B5_OFFSET_OUT_UPPER_UPPER.value(hi32(dst))),
+              nv::NVC8B5_OFFSET_OUT_LOWER(lo32(dst)), nv::NVC8B5_PITCH_IN(0),
+              nv::NVC8B5_PITCH_OUT(static_cast<uint32_t>(pitch)),
+              nv::NVC8B5_LINE_LENGTH_IN(static_cast<uint32_t>(count)), nv::NVC8B5_LINE_COUNT(static_cast<uint32_t>(n)));
+        w.inc(nv::NVC8B5_LAUNCH_DMA(launchFlags(first, true, true)));
+        first = false;
+        dst += n * pitch;
+        lines -= n;
     }
 }
 
