@@ -266,6 +266,8 @@ bool HostMemory::free(void* p) {
 Status HostMemory::mapOn(hw::Gpu& gpu, uint64_t addr, uint64_t len) {
     if (&gpu == &gpu_) return kOk;
     NVL_TRY(gpu.open());
+    // UVM's one address space takes a range once: not for a second GPU.
+    if (gpu.usesUvm()) return CUDA_ERROR_NOT_SUPPORTED;
     std::lock_guard lock(mutex_);
     // The pieces of [addr, addr+len): one allocation, or registered segments.
     std::vector<std::pair<uint64_t, uint64_t>> pieces;
