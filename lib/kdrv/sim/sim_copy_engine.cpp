@@ -137,7 +137,7 @@ bool remapLine(GpuVaSpace& va, const Remap& r, uint64_t dst, uint64_t src, uint6
 void launchDma(GpuEngine& gpu, Channel& ch, uint32_t launch) {
     const EngineMethods& m = ch.copy;
     const uint32_t engine = ceEngineType(ch);
-    GpuVaSpace& va = gpu.va();
+    GpuVaSpace& va = *ch.va;
     const uint32_t transfer = static_cast<uint32_t>(nv::NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE.get(launch));
 
     if (transfer != nv::NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_NONE) {
