@@ -1,6 +1,6 @@
 #include "loader/ptx_compat.h"
 
-#include <algorithm>
+#include <utility>
 #include <array>
 #include <cstddef>
 #include <string_view>
@@ -12,6 +12,10 @@ namespace {
 constexpr std::string_view kMapF64 = "map_f64_to_f32";
 constexpr std::string_view kSpace = " \t\r\f\v";
 
+// The oldest PTX ISA nvJitLink compiles ("-c" needs 3.1).
+constexpr unsigned kMinMajor = 3, kMinMinor = 1;
+constexpr std::string_view kMinVersion = "3.1";
+
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
 
 // One change to the text: replace [pos, pos+len) with 'with'.
@@ -20,21 +24,13 @@ struct Edit {
     std::string_view with;
 };
 
-// The SM number of one ".target" entry ("sm_20" -> 20), 0 for anything else.
-unsigned smOf(std::string_view entry) {
-    if (entry.substr(0, 3) != "sm_") return 0;
-    unsigned sm = 0;
-    for (size_t i = 3; i < entry.size() && isDigit(entry[i]) && sm < 100000; ++i) sm = sm * 10 + (entry[i] - '0');
-    return sm;
-}
-
 }  // namespace
 
 bool normalizeLegacyPtxHeader(std::string& ptx) {
     std::array<Edit, 2> edits{};  // at most one for .version, one for map_f64_to_f32
     size_t editCount = 0;
     size_t versionPos = std::string::npos, versionLen = 0;
-    unsigned versionMajor = 0, highestSm = 0;
+    unsigned versionMajor = 0, versionMinor = 0;
     bool sawVersion = false, sawTarget = false;
 
     const std::string_view text(ptx);
@@ -64,8 +60,13 @@ bool normalizeLegacyPtxHeader(std::string& ptx) {
             while (e < body.size() && (isDigit(body[e]) || body[e] == '.')) ++e;
             std::string_view number = body.substr(v, e - v);
             if (number.empty() || !isDigit(number[0])) return false;
-            versionMajor = number[0] - '0';
-            if (number.size() > 1 && isDigit(number[1])) versionMajor = 10;  // two digits: not legacy
+            // major.minor, each a digit or two; anything longer is not legacy.
+            size_t dot = number.find('.');
+            if (dot == std::string_view::npos || dot == 0 || dot > 2 || number.size() - dot - 1 > 2 ||
+                number.size() == dot + 1)
+                return false;
+            for (char c : number.substr(0, dot)) versionMajor = versionMajor * 10 + (c - '0');
+            for (char c : number.substr(dot + 1)) versionMinor = versionMinor * 10 + (c - '0');
             versionPos = lineStart + first + v;
             versionLen = number.size();
             continue;
@@ -84,7 +85,6 @@ bool normalizeLegacyPtxHeader(std::string& ptx) {
                 if (a != std::string_view::npos) {
                     size_t b = entry.find_last_not_of(kSpace);
                     std::string_view name = entry.substr(a, b - a + 1);
-                    highestSm = std::max(highestSm, smOf(name));
                     if (name == kMapF64 && i > 0) {
                         // Drop ", map_f64_to_f32": from the comma before it to its end.
                         size_t commaBefore = list.rfind(',', i - 1);
@@ -101,11 +101,12 @@ bool normalizeLegacyPtxHeader(std::string& ptx) {
         break;  // the first statement: the header is over
     }
 
-    if (versionPos != std::string::npos && versionMajor == 1 && highestSm >= 20 && editCount < edits.size())
-        edits[editCount++] = {versionPos, versionLen, "2.0"};
+    const bool belowCompileOnly = versionMajor < kMinMajor || (versionMajor == kMinMajor && versionMinor < kMinMinor);
+    if (versionPos != std::string::npos && belowCompileOnly && editCount < edits.size())
+        edits[editCount++] = {versionPos, versionLen, kMinVersion};
     if (editCount == 0) return false;
     // Apply from the back so that earlier positions stay valid.
-    std::sort(edits.begin(), edits.begin() + editCount, [](const Edit& x, const Edit& y) { return x.pos > y.pos; });
+    if (editCount == 2 && edits[0].pos < edits[1].pos) std::swap(edits[0], edits[1]);
     for (size_t k = 0; k < editCount; ++k) ptx.replace(edits[k].pos, edits[k].len, edits[k].with);
     return true;
 }
