@@ -59,7 +59,17 @@ __device__ __forceinline__ unsigned laneId() {
     asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
     return lane;
 }
-__device__ __forceinline__ void warpSync(unsigned lanes) { __syncwarp(lanes); }
+// On sm_80 ptxas turns bar.warp.sync (and __syncwarp) with a mask known only
+// at run time into a call to a helper (__cuda_sm70_warpsync), which the
+// runtime may not have (no calls): there the lanes meet where the branch
+// around each record rejoins, as they do without it on sm_90.
+__device__ __forceinline__ void warpSync(unsigned lanes) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("bar.warp.sync %0;" ::"r"(lanes) : "memory");
+#else
+    (void)lanes;
+#endif
+}
 #else
 // The host build of this file (tests/unit/test_devrt_host.cpp runs the
 // same code on CPU threads against the host side).
