@@ -215,7 +215,7 @@ void test_legacy_ptx_header_rewrite(void**) {
                       ".entry k { exit; }\n";
     assert_true(normalizeLegacyPtxHeader(mid));
     assert_string_equal(mid.c_str(),
-                        "// generated\n/* block\n comment */\n\n.version 3.1\n.target sm_21 ,texmode_unified\n"
+                        "// generated\n/* block\n comment */\n\n.version 3.1\n.target sm_21  ,texmode_unified\n"
                         ".entry k { exit; }\n");
     std::string tesla = ".version 1.4\n.target sm_10, map_f64_to_f32\n.entry k { exit; }\n";
     assert_true(normalizeLegacyPtxHeader(tesla));
