@@ -56,6 +56,13 @@ void launch(GpuEngine& gpu, Channel& ch, uint64_t qmdVa, int depth) {
     rec.grid[0] = static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_GRID_WIDTH));
     rec.grid[1] = static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_GRID_HEIGHT));
     rec.grid[2] = static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_GRID_DEPTH));
+    if (get(nv::NVCBC0_QMDV04_00_QMD_TYPE) == nv::NVCBC0_QMDV04_00_QMD_TYPE_GRID_GPC_CGA) {
+        // A grid of clusters: GRID_* count clusters, GPC_CGA_* blocks per
+        // cluster (what the H200 runs); the record holds the blocks.
+        rec.grid[0] *= static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_GPC_CGA_WIDTH));
+        rec.grid[1] *= static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_GPC_CGA_HEIGHT));
+        rec.grid[2] *= static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_GPC_CGA_DEPTH));
+    }
     rec.block[0] = static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION0));
     rec.block[1] = static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION1));
     rec.block[2] = static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION2));

@@ -185,6 +185,17 @@ void launchDma(GpuEngine& gpu, Channel& ch, uint32_t launch) {
             dstLineBytes = lineLength * r.componentSize * r.dstComponents;
         }
 
+        // A multi-line transfer whose pitch is shorter than its line, on
+        // either side, is a method error (the H200 raised Xid 39 for a
+        // remapped fill with PITCH_IN 0, although a fill reads no source).
+        if (lines > 1) {
+            const uint64_t inLine = remap ? lineLength * r.componentSize * r.srcComponents : lineLength;
+            if (pitchIn < inLine || pitchOut < dstLineBytes) {
+                gpu.fault(ch, nv::ROBUST_CHANNEL_CE_ERROR(nv::NV2080_ENGINE_TYPE_COPY_IDX(engine)), 0, engine);
+                return;
+            }
+        }
+
         // Fault before writing anything if any line touches unmapped memory.
         uint64_t faultVa = 0;
         for (uint64_t l = 0; l < lines; ++l) {
