@@ -261,6 +261,12 @@ $(BUILD)/probes/devrt_probe: tests/compat/devrt_probe.c tests/compat/probe.h $(B
 	@mkdir -p $(dir $@)
 	$(CC) $(PROBE_CFLAGS) -Itests $< $(BUILD)/obj/tests/support/ts_kernels.o -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
 
+# numba_probe (issue 10, numba-cuda's needs): dlopen()s libcuda.so.1 like dropin_probe.
+PROBE_BINS += $(BUILD)/probes/numba_probe
+$(BUILD)/probes/numba_probe: tests/compat/numba_probe.c tests/compat/probe.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -O0 -g -I$(CUDA_HOME)/include -Itests/compat $< -o $@ -ldl
+
 probes: $(PROBE_BINS)
 
 tests: $(UNIT_BINS) $(API_BINS) $(HW_BINS)

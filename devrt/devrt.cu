@@ -422,3 +422,55 @@ extern "C" __device__ __noinline__ void nvl_devrt_free(void* p) {
     header[0] = 0;  // a second free of the same block is ignored
     pushFree(st, k - kHeapMinShift, block);
 }
+
+// ------------------------------------------------------------ cooperative groups
+
+// libcudadevrt's cudaCGGetIntrinsicHandle and cudaCGSynchronize (what numba's
+// grid groups call: it links libcudadevrt) end in two calls the driver
+// resolves, __cuda_syscall_CGS_get_intrinsic_handle and
+// __cuda_syscall_CGS_sync. A grid's handle is its cooperative workspace (the
+// address in %envreg1:%envreg2, hw/compute.cpp; 0 outside cooperative
+// launches); the barrier is the one the cooperative_groups header's
+// grid.sync() uses on the same workspace, so both may be mixed in a kernel.
+#if defined(__CUDA_ARCH__)
+namespace {
+
+constexpr int kCgScopeGrid = 1;           // cudaCGScopeGrid
+constexpr int kCgInvalidValue = 1;        // cudaErrorInvalidValue
+constexpr uint32_t kBarrierFlip = 0x80000000u;
+
+__device__ __forceinline__ uint64_t gridWorkspace() {
+    uint32_t high, low;
+    asm("mov.u32 %0, %%envreg1;" : "=r"(high));
+    asm("mov.u32 %0, %%envreg2;" : "=r"(low));
+    return static_cast<uint64_t>(high) << 32 | low;
+}
+
+}  // namespace
+
+extern "C" __device__ __noinline__ unsigned long long nvl_devrt_cg_handle(int scope) {
+    return scope == kCgScopeGrid ? gridWorkspace() : 0;
+}
+
+extern "C" __device__ __noinline__ int nvl_devrt_cg_sync(unsigned long long handle, unsigned int) {
+    if (handle == 0 || handle != gridWorkspace()) return kCgInvalidValue;
+    // The workspace: u32 wsSize, then the barrier word. Every block's first
+    // thread adds 1, block 0's adds what makes the top bit flip once all
+    // blocks have arrived; each waits for the flip.
+    uint32_t* barrier = reinterpret_cast<uint32_t*>(handle) + 1;
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        const uint32_t blocks = gridDim.x * gridDim.y * gridDim.z;
+        const bool first = blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0;
+        const uint32_t add = first ? kBarrierFlip - (blocks - 1) : 1;
+        uint32_t before, now;
+        asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;" : "=r"(before) : "l"(barrier), "r"(add) : "memory");
+        NVL_ROLLED
+        do {
+            asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(barrier) : "memory");
+        } while (((before ^ now) & kBarrierFlip) == 0);
+    }
+    __syncthreads();
+    return 0;
+}
+#endif

@@ -313,19 +313,24 @@ Status flushed(Stream& st, Sync sync, Status s) {
 
 }  // namespace
 
+// A copy of nothing succeeds whatever its addresses (libcuda 580: numba
+// copies empty arrays from and to a NULL device pointer).
 Status copyHostToDevice(Stream& st, uint64_t dst, const void* src, uint64_t bytes, Sync sync) {
+    if (bytes == 0) return flushed(st, sync, kOk);
     auto d = gpuReachable(dst, bytes);
     if (!d) return CUDA_ERROR_INVALID_VALUE;
     return flushed(st, sync, copyPlaces(st, *d, classify(reinterpret_cast<uint64_t>(src), bytes), bytes, sync));
 }
 
 Status copyDeviceToHost(Stream& st, void* dst, uint64_t src, uint64_t bytes, Sync sync) {
+    if (bytes == 0) return flushed(st, sync, kOk);
     auto s = gpuReachable(src, bytes);
     if (!s) return CUDA_ERROR_INVALID_VALUE;
     return flushed(st, sync, copyPlaces(st, classify(reinterpret_cast<uint64_t>(dst), bytes), *s, bytes, sync));
 }
 
 Status copyDeviceToDevice(Stream& st, uint64_t dst, uint64_t src, uint64_t bytes, Sync sync) {
+    if (bytes == 0) return flushed(st, sync, kOk);
     auto d = gpuReachable(dst, bytes);
     auto s = gpuReachable(src, bytes);
     if (!d || !s) return CUDA_ERROR_INVALID_VALUE;
@@ -333,6 +338,7 @@ Status copyDeviceToDevice(Stream& st, uint64_t dst, uint64_t src, uint64_t bytes
 }
 
 Status copyUnified(Stream& st, uint64_t dst, uint64_t src, uint64_t bytes, Sync sync) {
+    if (bytes == 0) return flushed(st, sync, kOk);
     Place d = classify(dst, bytes);
     Place s = classify(src, bytes);
     // An address inside an allocation but running past its end is an error,
@@ -346,9 +352,9 @@ Status fill(Stream& st, uint64_t dst, uint32_t value, uint32_t elementSize, uint
     const uint64_t bytes = count * elementSize;
     if (count != 0 && bytes / elementSize != count) return CUDA_ERROR_INVALID_VALUE;
     if (dst % elementSize != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (count == 0) return kOk;  // a fill of nothing, as a copy of nothing
     auto d = gpuReachable(dst, bytes);
     if (!d) return CUDA_ERROR_INVALID_VALUE;
-    if (count == 0) return kOk;
     NVL_ASSIGN_OR_RETURN(bool reached, reach(st, *d, bytes));
     if (!reached) return CUDA_ERROR_NOT_SUPPORTED;  // another device's memory, no peer link
     // Fills of pinned host memory are synchronous; of device memory, never.

@@ -71,10 +71,9 @@ Result<int> functionAttribute(const KernelInfo& k, const FunctionSettings& s, ui
     case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: return static_cast<int>(k.staticSharedBytes);
     case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: {
         // The program's __constant__ data (bank 3), not the compiler's banks.
-        constexpr uint32_t kUserConstantBank = 3;
         uint64_t bytes = 0;
         for (const auto& b : k.banks)
-            if (b.bank == kUserConstantBank) bytes += b.size;
+            if (b.bank == loader::kUserConstantBank) bytes += b.size;
         return static_cast<int>(bytes);
     }
     case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: return static_cast<int>(k.localBytesPerThread);
@@ -248,8 +247,11 @@ Status Module::place() {
         d.paramBase = fk.paramBase;
         d.cbuf0Bytes = std::max<uint32_t>(fk.constBank0Bytes, fk.paramBase + fk.paramBytes);
         d.banks.clear();
-        for (const loader::ConstantBank& b : fk.banks)
+        d.userConstantsVa = 0;
+        for (const loader::ConstantBank& b : fk.banks) {
             d.banks.push_back({b.bank, base + b.imageOffset, static_cast<uint32_t>(b.size)});
+            if (b.bank == loader::kUserConstantBank) d.userConstantsVa = base + b.imageOffset;
+        }
         f->qmd_ = hw::Launch::makeTemplate(d, state);
     }
     for (auto& [name, g] : globals_)

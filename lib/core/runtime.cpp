@@ -1,5 +1,7 @@
 #include "core/runtime.h"
 
+#include <pthread.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -17,8 +19,20 @@ Runtime& Runtime::get() {
 
 Runtime::~Runtime() = default;
 
+// In the child of a fork (its only thread): nothing of the parent's driver
+// state may be used, and none of it is torn down (the Runtime is never
+// destroyed; the kernel drops the child's references to the files at exit).
+void Runtime::forkedChild() {
+    Runtime& rt = get();
+    if (!rt.initialized_.load(std::memory_order_relaxed)) return;
+    rt.forkedAfterInit_.store(true, std::memory_order_release);
+    rt.initialized_.store(false, std::memory_order_release);
+}
+
 Status Runtime::init(unsigned flags) {
     if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    // Checked before the lock: another thread of the parent may have held it.
+    if (forkedAfterInit_.load(std::memory_order_acquire)) return CUDA_ERROR_NOT_INITIALIZED;
     std::lock_guard lock(initMutex_);
     if (initDone_) return initStatus_;
     initDone_ = true;
@@ -48,6 +62,8 @@ Status Runtime::init(unsigned flags) {
         return initStatus_;
     }
     initialized_.store(true, std::memory_order_release);
+    static const int registered = pthread_atfork(nullptr, nullptr, &Runtime::forkedChild);
+    (void)registered;
     return kOk;
 }
 

@@ -21,6 +21,10 @@ public:
     static Runtime& get();
 
     // cuInit: opens the driver once; later calls return the first result.
+    // In a child forked after it succeeded, CUDA_ERROR_NOT_INITIALIZED (and
+    // so every call that needs it): the driver's files, mappings and
+    // channels are the parent's (libcuda answers the same; numba tells the
+    // user "CUDA initialized before forking" from it).
     Status init(unsigned flags);
     bool initialized() const { return initialized_.load(std::memory_order_acquire); }
     // CUDA_ERROR_NOT_INITIALIZED before a successful cuInit;
@@ -46,7 +50,10 @@ private:
     std::mutex initMutex_;
     bool initDone_ = false;
     Status initStatus_;
+    static void forkedChild();
+
     std::atomic<bool> initialized_{false};
+    std::atomic<bool> forkedAfterInit_{false};
     bool launchBlocking_ = false;
     std::unique_ptr<hw::Driver> driver_;
     std::vector<std::unique_ptr<Device>> devices_;

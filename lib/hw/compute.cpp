@@ -42,6 +42,12 @@ constexpr uint32_t kCbufGridId = 0x30;         // %gridid, 64-bit
 constexpr uint32_t kCbufEnvReg = 0x40;
 constexpr uint32_t kCbufGridWorkspaceHigh = kCbufEnvReg + 1 * 4;
 constexpr uint32_t kCbufGridWorkspaceLow = kCbufEnvReg + 2 * 4;
+// The generic address of the program's constant bank (3): sm_90 code
+// converting a __constant__ variable's address to a generic pointer
+// (cvta.const: format strings and constant arrays of numba, &c_array in
+// CUDA C) reads it from here and adds the variable's offset in the bank
+// (ULDC.64 c[0x0][0xd0], seen in nvcc 13 -rdc SASS).
+constexpr uint32_t kCbufUserConstants = 0xd0;
 constexpr uint32_t kCbufSmCount = 0x10c;               // %nsmid
 constexpr uint32_t kCbufCooperative = 0x110;           // 1 in cooperative launches (libcuda 580)
 constexpr uint32_t kCbufReservedShared = 0x114;        // %total_smem_size = the SM's size for the block - this
@@ -170,6 +176,8 @@ Launch::Written Launch::write(const Channel::DataSlot& slot, const Qmd& tmpl, co
     put(kCbufDynamicShared, g.dynamicSharedBytes);
     put(kCbufGridId, lo32(g.gridId));
     put(kCbufGridId + 4, hi32(g.gridId));
+    put(kCbufUserConstants, lo32(k.userConstantsVa));
+    put(kCbufUserConstants + 4, hi32(k.userConstantsVa));
     put(kCbufSmCount, s.smCount);
     put(kCbufReservedShared, kReservedSharedBytes);
     put(kCbufBlockShared, k.sharedWindowBytes + g.dynamicSharedBytes);

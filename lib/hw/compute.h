@@ -30,6 +30,9 @@ struct KernelDescriptor {
     uint32_t paramBase = 0;   // where parameters start in constant bank 0
     uint32_t cbuf0Bytes = 0;  // constant bank 0: driver area and parameters
     std::vector<ConstantBankBinding> banks;  // module constant banks (not 0)
+    // The generic address of the program's __constant__ data (constant bank
+    // 3), what cvta.const adds offsets to; 0 when the module has none.
+    uint64_t userConstantsVa = 0;
 };
 
 struct LaunchGeometry {

@@ -30,6 +30,9 @@ constexpr Export kExports[] = {
     {"__assertfail", "nvl_devrt_assertfail", kDevrtFifo},
     {"malloc", "nvl_devrt_malloc", kDevrtHeap},
     {"free", "nvl_devrt_free", kDevrtHeap},
+    // libcudadevrt's cooperative-groups calls (numba's grid groups).
+    {"__cuda_syscall_CGS_get_intrinsic_handle", "nvl_devrt_cg_handle", 0},
+    {"__cuda_syscall_CGS_sync", "nvl_devrt_cg_sync", 0},
 };
 constexpr char kStateSymbol[] = "nvl_devrt_state";
 

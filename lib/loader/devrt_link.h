@@ -2,7 +2,8 @@
 //
 // A cubin that calls printf, assert, malloc or free has undefined symbols
 // (vprintf, __assertfail, malloc, free) that the driver resolves at load
-// time. How nvcc 13 / NVRTC 13 / nvJitLink output refers to them (sm_90,
+// time; so does code linked with libcudadevrt's cooperative-groups calls
+// (__cuda_syscall_CGS_get_intrinsic_handle, __cuda_syscall_CGS_sync). How nvcc 13 / NVRTC 13 / nvJitLink output refers to them (sm_90,
 // seen with readelf on their output):
 //   - whole-program cubins: R_CUDA_64 in .nv.constant4 against the undefined
 //     symbol; the kernel loads the address from c[0x4][...] and calls it

@@ -39,6 +39,10 @@ struct KernelParam {
 
 // A constant bank the kernel uses, stored in the image: its QMD constant
 // buffer is [base + imageOffset, +size).
+// The bank of the program's __constant__ data (.nv.constant3); the others
+// are the compiler's.
+inline constexpr uint32_t kUserConstantBank = 3;
+
 struct ConstantBank {
     uint32_t bank;
     uint64_t imageOffset;

@@ -27,7 +27,7 @@ bool fits32(uint64_t v) { return v <= UINT32_MAX; }
 uint32_t patchWidth(uint32_t type) {
     switch (type) {
     case k32: case kG32: case k32Lo: case k32Hi: return 4;
-    case k64: case kG64: case kAbs32_32: case kAbs32Lo32: case kAbs32Hi32: return 8;
+    case k64: case kG64: case kFuncDesc64: case kAbs32_32: case kAbs32Lo32: case kAbs32Hi32: return 8;
     case kAbs55_16_34: return 16;
     default: return 0;
     }
@@ -36,7 +36,7 @@ uint32_t patchWidth(uint32_t type) {
 bool implicitAddend(uint32_t type, const uint8_t* site, int64_t* out) {
     switch (type) {
     case k32: case kG32: *out = readLe<uint32_t>(site); return true;
-    case k64: case kG64: *out = readLe<int64_t>(site); return true;
+    case k64: case kG64: case kFuncDesc64: *out = readLe<int64_t>(site); return true;
     default: return false;
     }
 }
@@ -47,7 +47,7 @@ bool apply(uint32_t type, uint8_t* site, uint64_t value) {
         if (!fits32(value)) return false;
         writeLe<uint32_t>(site, static_cast<uint32_t>(value));
         return true;
-    case k64: case kG64: writeLe<uint64_t>(site, value); return true;
+    case k64: case kG64: case kFuncDesc64: writeLe<uint64_t>(site, value); return true;
     case kAbs32_32:
         if (!fits32(value)) return false;
         writeLe<uint32_t>(site + 4, static_cast<uint32_t>(value));
@@ -73,6 +73,7 @@ const char* name(uint32_t type) {
     case k64: return "R_CUDA_64";
     case kG32: return "R_CUDA_G32";
     case kG64: return "R_CUDA_G64";
+    case kFuncDesc64: return "R_CUDA_FUNC_DESC_64";
     case kAbs32_32: return "R_CUDA_ABS32_32";
     case kAbs32Lo32: return "R_CUDA_ABS32_LO_32";
     case kAbs32Hi32: return "R_CUDA_ABS32_HI_32";

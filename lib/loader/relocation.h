@@ -29,6 +29,10 @@ enum Type : uint32_t {
     k64 = 0x02,          // bits[0..63]   = S+A
     kG32 = 0x03,         // bits[0..31]   = generic address (= virtual address for global memory)
     kG64 = 0x04,         // bits[0..63]   = generic address
+    // A function descriptor (the driver's to fill): in libcudadevrt's data,
+    // the kernels device-side launches would start. nvlite provides no
+    // device-side launch; it writes the function's address.
+    kFuncDesc64 = 0x23,  // bits[0..63]   = descriptor of S, + A
     kAbs32_32 = 0x37,    // bits[32..63]  = S+A (must fit)
     kAbs32Lo32 = 0x38,   // bits[32..63]  = low 32 bits of S+A
     kAbs32Hi32 = 0x39,   // bits[32..63]  = high 32 bits of S+A

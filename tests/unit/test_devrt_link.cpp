@@ -131,9 +131,10 @@ uint64_t target(const devrt::Library& lib, uint64_t at, const char* cudaName) {
 void test_embedded_libraries(void**) {
     for (uint32_t sm : {80u, 90u, 86u, 89u}) {
         const devrt::Library& lib = library(sm);
-        assert_int_equal(lib.functions.size(), 4);
+        assert_int_equal(lib.functions.size(), 6);
         assert_int_equal(lib.block.size() % 256, 0);
-        for (const char* n : {"vprintf", "__assertfail", "malloc", "free"}) {
+        for (const char* n : {"vprintf", "__assertfail", "malloc", "free", "__cuda_syscall_CGS_get_intrinsic_handle",
+                              "__cuda_syscall_CGS_sync"}) {
             const devrt::Library::Function* f = lib.find(n);
             if (!f) fail_msg("sm_%u: no %s", sm, n);
             // Within what a 1024-thread block may have, and called as ABI functions.
