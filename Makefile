@@ -440,3 +440,25 @@ TSAN_TESTS += tests/api/test_host_func tests/api/test_mem_pool
 TSAN_BINS  += $(TSAN_BUILD)/tests/api/test_host_func $(TSAN_BUILD)/tests/api/test_mem_pool
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# ---- Issue 12: performance
+# Built-in kernels (builtin/kernels.cu: device-to-device copies and fills),
+# compiled with NVRTC at build time for every architecture nvlite drives and
+# embedded in the library (lib/loader/builtin_image.cpp). tools/nvrtc_cubin
+# is the build-time compiler driver (NVRTC through samples/nvrtc_compile.h).
+BUILTIN_ARCHS  := 80 86 89 90
+BUILTIN_CUBINS := $(BUILTIN_ARCHS:%=$(BUILD)/builtin/kernels_sm%.cubin)
+NVRTC_CUBIN    := $(BUILD)/tools/nvrtc_cubin
+
+$(NVRTC_CUBIN): tools/nvrtc_cubin.c samples/nvrtc_compile.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -O2 $< -o $@ -ldl
+
+$(BUILD)/builtin/kernels_sm%.cubin: builtin/kernels.cu lib/common/builtin_abi.h $(NVRTC_CUBIN)
+	@mkdir -p $(dir $@)
+	$(NVRTC_CUBIN) $< $* $@ --include-path=$(abspath lib) -std=c++17
+
+$(BUILD)/obj/lib/loader/builtin_image.o: $(BUILTIN_CUBINS)
+$(BUILD)/obj/lib/loader/builtin_image.o: ALL_CXXFLAGS += -DNVL_BUILTIN_DIR='"$(BUILD)/builtin"'
+$(CHK)/obj/lib/loader/builtin_image.o: $(BUILTIN_CUBINS)
+$(CHK)/obj/lib/loader/builtin_image.o: TEST_CXXFLAGS += -DNVL_BUILTIN_DIR='"$(BUILD)/builtin"'

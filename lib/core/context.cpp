@@ -6,6 +6,7 @@
 
 #include "common/align.h"
 #include "common/trace.h"
+#include "core/builtin.h"
 #include "core/device.h"
 #include "core/devrt.h"
 #include "core/event.h"
@@ -34,7 +35,8 @@ Context::Context(Device& device, bool primary)
     : device_(device),
       primary_(primary),
       nullStream_(*this, Stream::Kind::Legacy, 0, 0),
-      devrt_(std::make_unique<DeviceRuntime>(*this)) {}
+      devrt_(std::make_unique<DeviceRuntime>(*this)),
+      builtins_(std::make_unique<BuiltinKernels>(*this)) {}
 Context::~Context() = default;
 
 Context* Context::fromHandle(CUcontext handle) { return HandleRegistry<Context>::get().find(handle); }
@@ -120,6 +122,7 @@ void Context::deactivate() {
     staging_->forgetChannels();
     channels_.reset();
     devrt_->release();
+    builtins_->forget();  // its code goes with the heap
     staging_.reset();
     host_.reset();
     heap_.reset();

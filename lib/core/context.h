@@ -22,6 +22,7 @@
 
 namespace nvl::core {
 
+class BuiltinKernels;
 class Device;
 class DeviceHeap;
 class DeviceRuntime;
@@ -115,6 +116,9 @@ public:
     DeviceRuntime& devrt() { return *devrt_; }
     void flushDeviceOutput();
 
+    // The built-in copy and fill kernels (core/builtin.h), loaded on first use.
+    BuiltinKernels& builtins() { return *builtins_; }
+
     // Launch support: what constant bank 0 and the QMD need from the context,
     // a note that new code was placed (caches must be invalidated before the
     // next launch on every lane), and local memory grown on demand.
@@ -168,6 +172,7 @@ private:
     std::array<std::atomic<uint64_t>, kMaxLanes> laneCodeSeen_{};
     std::atomic<CUresult> sticky_{CUDA_SUCCESS};
     std::unique_ptr<DeviceRuntime> devrt_;  // lives as long as the Context object
+    std::unique_ptr<BuiltinKernels> builtins_;  // likewise
 
     // Lanes: created under localMutex_ (a new lane gets the current local memory).
     Result<hw::ContextChannels::Lane> laneFor(size_t index);

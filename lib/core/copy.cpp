@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/builtin.h"
 #include "core/context.h"
 #include "core/copy_rect.h"
 #include "core/memory.h"
@@ -82,6 +83,10 @@ Status copyPlaces(Stream& st, Place dst, Place src, uint64_t bytes, Sync sync) {
         return ctx.staging().toDevice(st, st.copyChannel(), dst.address, reinterpret_cast<const void*>(src.address),
                                       bytes);
     }
+    // Between device memory: a kernel, at memory speed (small copies stay on
+    // the copy engine). Device-to-device copies never wait.
+    if (dst.kind == Place::Gpu && src.kind == Place::Gpu && builtin::wantCopy(bytes))
+        return builtin::copy(st, builtin::Box{dst.address, bytes, 0, src.address, bytes, 0, bytes, 1, 1});
     // A device and a pinned side: the copy engine. Blocking copies that touch
     // host memory wait for completion; device-to-device ones never do.
     const bool wait = sync == Sync::Blocking && (dstHost || srcHost);
@@ -285,6 +290,9 @@ Status fill(Stream& st, uint64_t dst, uint32_t value, uint32_t elementSize, uint
     auto d = gpuReachable(dst, bytes);
     if (!d) return CUDA_ERROR_INVALID_VALUE;
     if (count == 0) return kOk;
+    // Device memory: a kernel when it is large enough.
+    if (d->kind == Place::Gpu && builtin::wantFill(bytes))
+        return builtin::fill(st, builtin::Box{dst, bytes, 0, 0, 0, 0, count, 1, 1}, value, elementSize);
     // Fills of pinned host memory are synchronous; of device memory, never.
     return submitFill(st, dst, value, elementSize, count, sync == Sync::Blocking && d->kind == Place::Pinned);
 }
@@ -317,6 +325,13 @@ Status copyRects(Stream& st, const CopySide& dst, const CopySide& src, const Ext
         for (const Rect& r : rects) NVL_TRY(staging.toDevice(st, st.copyChannel(), r));
         return kOk;
     }
+    // Between device memory: one kernel for the whole box when it is large enough.
+    if (d.kind == Place::Gpu && s.kind == Place::Gpu) {
+        const builtin::Box box{dst.address, dst.pitch, dst.slicePitch, src.address, src.pitch, src.slicePitch,
+                               extent.width, extent.height, extent.depth};
+        if (builtin::fits(box) && builtin::wantCopy(extent.width * extent.height * extent.depth))
+            return builtin::copy(st, box);
+    }
     return submitRects(st, rects, sync == Sync::Blocking && (dstHost || srcHost));
 }
 
@@ -337,6 +352,14 @@ Status fill2D(Stream& st, uint64_t dst, uint64_t pitch, uint32_t value, uint32_t
     if (!d) return CUDA_ERROR_INVALID_VALUE;
     // Fills of pinned host memory are synchronous; of device memory, never.
     const bool wait = sync == Sync::Blocking && d->kind == Place::Pinned;
+    // Device memory: a kernel when it is large enough (and every line starts
+    // on an element).
+    if (d->kind == Place::Gpu && dst % elementSize == 0 && pitch % elementSize == 0 && builtin::wantFill(*bytes)) {
+        const bool packed = height == 1 || pitch == *lineBytes;
+        const builtin::Box box{dst, packed ? *lineBytes * height : pitch, 0, 0, 0, 0,
+                               packed ? width * height : width, packed ? 1 : height, 1};
+        if (builtin::fits(box)) return builtin::fill(st, box, value, elementSize);
+    }
     // Packed lines are one 1-D fill.
     if (height == 1 || pitch == *lineBytes) {
         auto count = mulAdd(width, height, 0);

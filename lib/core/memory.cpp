@@ -110,9 +110,9 @@ void DeviceHeap::giveBack(Chunk& chunk, uint64_t va, uint64_t length) {
     }
 }
 
-Result<DeviceHeap::Chunk*> DeviceHeap::newChunk(uint64_t size, bool dedicated) {
+Result<DeviceHeap::Chunk*> DeviceHeap::newChunk(uint64_t size, bool dedicated, bool cpuMapped) {
     hw::VideoMemoryOptions opts;
-    opts.cpuMapped = !dedicated;  // small-copy fast paths reach shared chunks through BAR1
+    opts.cpuMapped = cpuMapped;  // small-copy fast paths reach shared chunks through BAR1
     auto mem = gpu_.allocVideo(size, opts);
     if (!mem && mem.status().code() == CUDA_ERROR_OUT_OF_MEMORY) {
         // Give cached empty chunks back and try once more.
@@ -145,21 +145,31 @@ Result<DeviceHeap::Block> DeviceHeap::alloc(uint64_t size) {
         return Block{va, chunk->memory->cpu() != nullptr};
     };
     if (length > kDedicatedThreshold) {
-        NVL_ASSIGN_OR_RETURN(Chunk * chunk, newChunk(length, true));
+        NVL_ASSIGN_OR_RETURN(Chunk * chunk, newChunk(length, true, false));
         return handOut(chunk, *carve(*chunk, length));
     }
     for (auto& c : chunks_) {
         if (c->dedicated) continue;
         if (auto va = carve(*c, length)) return handOut(c.get(), *va);
     }
-    auto fresh = newChunk(kChunkSize, false);
+    auto fresh = newChunk(kChunkSize, false, true);
     if (!fresh) {
         // Near the end of video memory a smaller chunk may still fit.
         if (fresh.status().code() != CUDA_ERROR_OUT_OF_MEMORY) return fresh.status();
-        fresh = newChunk(length, false);
+        fresh = newChunk(length, false, true);
         if (!fresh) return fresh.status();
     }
     return handOut(*fresh, *carve(**fresh, length));
+}
+
+Result<DeviceHeap::Block> DeviceHeap::allocAlone(uint64_t size) {
+    const uint64_t length = alignUp(size, kAlignment);
+    if (length < size) return CUDA_ERROR_OUT_OF_MEMORY;
+    std::lock_guard lock(mutex_);
+    NVL_ASSIGN_OR_RETURN(Chunk * chunk, newChunk(length, true, true));
+    const uint64_t va = *carve(*chunk, length);
+    live_[va] = {chunk, length};
+    return Block{va, chunk->memory->cpu() != nullptr};
 }
 
 bool DeviceHeap::free(uint64_t va) {

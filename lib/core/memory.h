@@ -79,6 +79,9 @@ public:
         bool cpuVisible;  // mapped for the CPU at va as well
     };
     Result<Block> alloc(uint64_t size);
+    // An allocation in video memory of its own, mapped for the CPU (the
+    // built-in kernels' code): freeing it gives the memory back at once.
+    Result<Block> allocAlone(uint64_t size);
     // Frees an allocation made by alloc(); false if 'va' is not one.
     bool free(uint64_t va);
 
@@ -102,7 +105,7 @@ private:
 
     std::optional<uint64_t> carve(Chunk& chunk, uint64_t length);
     void giveBack(Chunk& chunk, uint64_t va, uint64_t length);
-    Result<Chunk*> newChunk(uint64_t size, bool dedicated);
+    Result<Chunk*> newChunk(uint64_t size, bool dedicated, bool cpuMapped);
     void releaseChunk(Chunk* chunk);
 
     hw::Gpu& gpu_;

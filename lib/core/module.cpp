@@ -154,7 +154,7 @@ bool Module::loaded() const {
     return loaded_.load(std::memory_order_acquire) && ctx_.active() && ctx_.generation() == generation_;
 }
 
-Result<Module*> Module::load(Context& ctx, loader::Image image, Library* owner) {
+Result<Module*> Module::load(Context& ctx, loader::Image image, Library* owner, Placement placement) {
     // Loading a module is a synchronising point for kernels' printf output (libcuda).
     ctx.flushDeviceOutput();
     if (image.devrtStateOffset != loader::Image::kNoDevrt) {
@@ -172,6 +172,7 @@ Result<Module*> Module::load(Context& ctx, loader::Image image, Library* owner) 
     HandleRegistry<Module>::get().add(m);
     const Device& dev = ctx.device();
     m->generation_ = ctx.generation();
+    m->placement_ = placement;
     m->ptxVersion_ = image.ptxVersion;
     m->binaryVersion_ = image.binaryVersion;
     for (const loader::Global& g : image.globals) m->globals_[g.name] = {g.imageOffset, g.size};
@@ -218,7 +219,8 @@ Status Module::place() {
     loader::Image& image = image_;
     const uint64_t align = std::max<uint64_t>(image.alignment, 1);
     const uint64_t total = image.allocationBytes();
-    NVL_ASSIGN_OR_RETURN(DeviceHeap::Block block, ctx_.heap().alloc(total + align));
+    NVL_ASSIGN_OR_RETURN(DeviceHeap::Block block, placement_ == Placement::Alone ? ctx_.heap().allocAlone(total + align)
+                                                                                  : ctx_.heap().alloc(total + align));
     const uint64_t base = alignUp(block.va, align);
     Status s = loader::relocate(image, base);
     if (s.ok() && block.cpuVisible) {
