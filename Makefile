@@ -407,7 +407,8 @@ DROPIN_BINS := $(BUILD)/dropin/nvrtc_driver $(BUILD)/dropin/libmaps_check.so
 
 $(BUILD)/dropin/nvrtc_driver: tests/dropin/nvrtc_driver.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -I$(CUDA_HOME)/include $< -o $@ -L$(CUDA_HOME)/lib64/stubs -lcuda $(SAMPLE_NVRTC)
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -I$(CUDA_HOME)/include $< -o $@ -L$(CUDA_HOME)/lib64/stubs -lcuda \
+	  -L$(CUDA_HOME)/lib64 -lnvrtc -Wl,-rpath,$(CUDA_HOME)/lib64 -ldl -lm
 
 $(BUILD)/dropin/libmaps_check.so: tests/dropin/maps_check.c
 	@mkdir -p $(dir $@)
