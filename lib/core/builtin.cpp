@@ -45,6 +45,7 @@ Status launch(Stream& st, Function& f, const Box& b, uint64_t lineBytes, nvl::bu
     r.sharedMemBytes = 0;
     r.kernelParams = params;
     r.extra = nullptr;
+    r.ownKernel = true;
     return launchKernel(st, f, r);
 }
 
@@ -63,6 +64,10 @@ bool wantFill(uint64_t bytes) {
 bool fits(const Box& b) {
     return b.lines >= 1 && b.slices >= 1 && b.lines <= UINT32_MAX && b.slices <= UINT32_MAX &&
            b.lines * b.slices / b.slices == b.lines;
+}
+
+uint64_t span(uint64_t pitch, uint64_t slicePitch, const Box& b) {
+    return (b.slices - 1) * slicePitch + (b.lines - 1) * pitch + b.width;
 }
 
 Geometry geometry(uint64_t lineBytes, uint64_t lines, uint32_t smCount) {

@@ -40,6 +40,10 @@ bool wantCopy(uint64_t bytes);
 bool wantFill(uint64_t bytes);
 // Whether the kernels can take the box's shape (line and slice counts below 2^32).
 bool fits(const Box& b);
+// Bytes from the first to the last byte of a side of the box, with its pitches.
+uint64_t span(uint64_t pitch, uint64_t slicePitch, const Box& b);
+// Whether [a, a + an) and [b, b + bn) share a byte.
+inline bool overlap(uint64_t a, uint64_t an, uint64_t b, uint64_t bn) { return a < b + bn && b < a + an; }
 
 // Launches the copy kernel on the stream's compute channel.
 Status copy(Stream& st, const Box& b);

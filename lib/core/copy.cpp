@@ -84,8 +84,10 @@ Status copyPlaces(Stream& st, Place dst, Place src, uint64_t bytes, Sync sync) {
                                       bytes);
     }
     // Between device memory: a kernel, at memory speed (small copies stay on
-    // the copy engine). Device-to-device copies never wait.
-    if (dst.kind == Place::Gpu && src.kind == Place::Gpu && builtin::wantCopy(bytes))
+    // the copy engine, and so do overlapping ones: the copy engine gives
+    // memmove's result, which nvlite promises). Device-to-device copies never wait.
+    if (dst.kind == Place::Gpu && src.kind == Place::Gpu && builtin::wantCopy(bytes) &&
+        !builtin::overlap(dst.address, bytes, src.address, bytes))
         return builtin::copy(st, builtin::Box{dst.address, bytes, 0, src.address, bytes, 0, bytes, 1, 1});
     // A device and a pinned side: the copy engine. Blocking copies that touch
     // host memory wait for completion; device-to-device ones never do.
@@ -329,7 +331,9 @@ Status copyRects(Stream& st, const CopySide& dst, const CopySide& src, const Ext
     if (d.kind == Place::Gpu && s.kind == Place::Gpu) {
         const builtin::Box box{dst.address, dst.pitch, dst.slicePitch, src.address, src.pitch, src.slicePitch,
                                extent.width, extent.height, extent.depth};
-        if (builtin::fits(box) && builtin::wantCopy(extent.width * extent.height * extent.depth))
+        if (builtin::fits(box) && builtin::wantCopy(extent.width * extent.height * extent.depth) &&
+            !builtin::overlap(box.dst, builtin::span(box.dstPitch, box.dstSlicePitch, box), box.src,
+                              builtin::span(box.srcPitch, box.srcSlicePitch, box)))
             return builtin::copy(st, box);
     }
     return submitRects(st, rects, sync == Sync::Blocking && (dstHost || srcHost));

@@ -102,6 +102,11 @@ void test_threshold_decides_the_engine(void**) {
     const Delta d2 = counted();
     assert_int_equal(d2.launches - d1.launches, 2);
     assert_int_equal(d2.copies - d1.copies, 0);
+    // Overlapping ranges stay on the copy engine (memmove's result, test_copy.c).
+    assert_cu_ok(cuMemcpyDtoD(a + 1, a, kMin));
+    const Delta d3 = counted();
+    assert_int_equal(d3.launches - d2.launches, 0);
+    assert_int_equal(d3.copies - d2.copies, 1);
     const auto got = readBack(b, kMin);
     for (size_t i = 0; i < kMin; i += 2) {
         assert_int_equal(got[i], 0x34);
