@@ -132,6 +132,23 @@ public:
     // Makes every thread of a launch able to use 'bytesPerThread' of local
     // memory (set on every lane's compute channel before later launches).
     Status ensureLocalMemory(uint32_t bytesPerThread);
+    // Held by a launch from before ensureLocalMemory until it is submitted:
+    // local memory is not given back meanwhile.
+    class LaunchInFlight {
+    public:
+        explicit LaunchInFlight(Context& ctx) : ctx_(ctx) { ctx_.launchesInFlight_.fetch_add(1, std::memory_order_seq_cst); }
+        ~LaunchInFlight() { ctx_.launchesInFlight_.fetch_sub(1, std::memory_order_release); }
+        LaunchInFlight(const LaunchInFlight&) = delete;
+        LaunchInFlight& operator=(const LaunchInFlight&) = delete;
+
+    private:
+        Context& ctx_;
+    };
+    // Modules of the context whose code is in video memory (the built-in
+    // kernels' excepted): when the last one goes, so does local memory
+    // (cuMemGetInfo returns to its value after context creation).
+    void moduleResident() { residentModules_.fetch_add(1, std::memory_order_acq_rel); }
+    void moduleGone();
 
     // The per-thread stack (CU_LIMIT_STACK_SIZE): every launch gets at least
     // this much local memory per thread, and a launch that needs more raises
@@ -198,6 +215,10 @@ private:
     uint64_t localVa_ = 0;
     uint64_t localBytesPerTpc_ = 0;
     std::vector<std::unique_ptr<hw::GpuMemory>> localMemory_;  // newest last; older ones kept for running work
+    std::atomic<uint32_t> launchesInFlight_{0};
+    std::atomic<uint32_t> residentModules_{0};
+    // Gives local memory back when no launch is under way and every lane is idle.
+    void releaseLocalMemory();
 };
 
 // The calling thread's context stack.

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "common/align.h"
 #include "hw/gpu.h"
@@ -152,7 +153,14 @@ Result<DeviceHeap::Block> DeviceHeap::alloc(uint64_t size) {
         if (c->dedicated) continue;
         if (auto va = carve(*c, length)) return handOut(c.get(), *va);
     }
-    auto fresh = newChunk(kChunkSize, false, true);
+    // Shared chunks start small and double with the heap (up to kChunkSize):
+    // a context that allocates little takes little video memory.
+    uint64_t shared = 0;
+    for (const auto& c : chunks_)
+        if (!c->dedicated) shared += c->size();
+    const uint64_t chunkSize = std::max(std::clamp(std::bit_ceil(std::max(shared, kFirstChunkSize)), kFirstChunkSize, kChunkSize),
+                                   std::bit_ceil(length));
+    auto fresh = newChunk(chunkSize, false, true);
     if (!fresh) {
         // Near the end of video memory a smaller chunk may still fit.
         if (fresh.status().code() != CUDA_ERROR_OUT_OF_MEMORY) return fresh.status();
@@ -180,8 +188,9 @@ bool DeviceHeap::free(uint64_t va) {
     live_.erase(it);
     giveBack(*b.chunk, va, b.length);
     if (b.chunk->freeBytes == b.chunk->size()) {
-        // Keep one empty shared chunk for the next allocation; release the rest.
-        bool keep = !b.chunk->dedicated &&
+        // Keep one empty shared chunk of the first size for the next
+        // allocation (a bounded cache: kFirstChunkSize); release the rest.
+        bool keep = !b.chunk->dedicated && b.chunk->size() == kFirstChunkSize &&
                     std::none_of(chunks_.begin(), chunks_.end(), [&](const std::unique_ptr<Chunk>& c) {
                         return c.get() != b.chunk && !c->dedicated && c->freeBytes == c->size();
                     });

@@ -86,7 +86,8 @@ public:
     bool free(uint64_t va);
 
     static constexpr uint64_t kAlignment = 512;
-    static constexpr uint64_t kChunkSize = 64ull << 20;
+    static constexpr uint64_t kChunkSize = 64ull << 20;      // the largest shared chunk
+    static constexpr uint64_t kFirstChunkSize = 2ull << 20;  // the first one
     static constexpr uint64_t kDedicatedThreshold = 32ull << 20;
 
 private:

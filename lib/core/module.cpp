@@ -237,6 +237,7 @@ Status Module::place() {
     }
     base_ = block.va;
     cpuVisible_ = block.cpuVisible;
+    if (placement_ == Placement::Shared) ctx_.moduleResident();
 
     const hw::ComputeState state = ctx_.computeState();
     for (Function* f : functions_) {
@@ -281,6 +282,7 @@ Status Module::unloadNow() {
     Status s = ctx_.noted(ctx_.synchronize());
     for (auto& [name, g] : globals_) AddressMap::get().remove(base_ + g.imageOffset);
     ctx_.heap().free(base_);
+    if (placement_ == Placement::Shared) ctx_.moduleGone();
     return s;
 }
 
