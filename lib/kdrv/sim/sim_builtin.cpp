@@ -41,14 +41,13 @@ bool fillLine(GpuVaSpace& va, uint64_t dst, uint64_t bytes, const std::vector<ui
 
 }  // namespace
 
-BuiltinRun runBuiltinKernel(GpuEngine& gpu, const LaunchRecord& launch, uint64_t* faultVa) {
+BuiltinRun runBuiltinKernel(GpuVaSpace& va, const LaunchRecord& launch, uint64_t* faultVa) {
     const std::vector<uint8_t>& cb0 = launch.cb0;
     builtin::Args a;
     if (cb0.size() < kParamBase + sizeof a) return BuiltinRun::NotBuiltin;
     std::memcpy(&a, cb0.data() + kParamBase, sizeof a);
     if (a.magic != builtin::kMagic || (a.op != builtin::kOpCopy && a.op != builtin::kOpFill))
         return BuiltinRun::NotBuiltin;
-    GpuVaSpace& va = gpu.va();
     // What the kernel's indexing takes for granted (builtin_abi.h).
     uint8_t code[16];
     if (!va.read(launch.programAddress, code, sizeof code, faultVa)) return BuiltinRun::Faulted;

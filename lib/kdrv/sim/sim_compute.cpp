@@ -85,7 +85,7 @@ void launch(GpuEngine& gpu, Channel& ch, uint64_t qmdVa, int depth) {
     }
     rec.sequence = gpu.nextLaunchSequence();
     ++gpu.counters().launches;
-    const BuiltinRun builtin = runBuiltinKernel(gpu, rec, &faultVa);
+    const BuiltinRun builtin = runBuiltinKernel(*ch.va, rec, &faultVa);
     auto& log = gpu.launches();
     if (log.size() >= config::kMaxRecordedLaunches) log.erase(log.begin());
     log.push_back(std::move(rec));
