@@ -450,3 +450,44 @@ TSAN_TESTS += tests/api/test_multigpu
 TSAN_BINS  += $(TSAN_BUILD)/tests/api/test_multigpu
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# ---- Issue 12: performance
+# Built-in kernels (builtin/kernels.cu: device-to-device copies and fills),
+# compiled with NVRTC at build time for every architecture nvlite drives and
+# embedded in the library (lib/loader/builtin_image.cpp). tools/nvrtc_cubin
+# is the build-time compiler driver (NVRTC through samples/nvrtc_compile.h).
+BUILTIN_ARCHS  := 80 86 89 90
+BUILTIN_CUBINS := $(BUILTIN_ARCHS:%=$(BUILD)/builtin/kernels_sm%.cubin)
+NVRTC_CUBIN    := $(BUILD)/tools/nvrtc_cubin
+
+$(NVRTC_CUBIN): tools/nvrtc_cubin.c samples/nvrtc_compile.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -O2 $< -o $@ -ldl
+
+$(BUILD)/builtin/kernels_sm%.cubin: builtin/kernels.cu lib/common/builtin_abi.h $(NVRTC_CUBIN)
+	@mkdir -p $(dir $@)
+	$(NVRTC_CUBIN) $< $* $@ --include-path=$(abspath lib) -std=c++17
+
+$(BUILD)/obj/lib/loader/builtin_image.o: $(BUILTIN_CUBINS)
+$(BUILD)/obj/lib/loader/builtin_image.o: ALL_CXXFLAGS += -DNVL_BUILTIN_DIR='"$(BUILD)/builtin"'
+$(CHK)/obj/lib/loader/builtin_image.o: $(BUILTIN_CUBINS)
+$(CHK)/obj/lib/loader/builtin_image.o: TEST_CXXFLAGS += -DNVL_BUILTIN_DIR='"$(BUILD)/builtin"'
+
+# bench_perf's kernels (bench/perf_kernels.cu), compiled at build time next to
+# the benchmark: the benchmark never opens NVRTC (which would load libcuda.so.1
+# into an nvlite run).
+BENCH_CUBINS := $(BUILTIN_ARCHS:%=$(BUILD)/bench/perf_kernels_sm%.cubin)
+$(BUILD)/bench/perf_kernels_sm%.cubin: bench/perf_kernels.cu $(NVRTC_CUBIN)
+	@mkdir -p $(dir $@)
+	$(NVRTC_CUBIN) $< $* $@
+bench: $(BENCH_CUBINS)
+
+# make bench-compare: every benchmark against libcuda and nvlite, interleaved,
+# BENCH_ROUNDS rounds, one table (bench/compare.py; also written to
+# $(BUILD)/bench/compare.md). Runs on a GPU machine; NO_BUILD=1 runs what is
+# built. BENCH_ARGS passes more options, e.g. --variant wfi=NVLITE_LAUNCH_ORDER=wfi.
+BENCH_ROUNDS ?= 5
+BENCH_ARGS   ?=
+.PHONY: bench-compare
+bench-compare: $(if $(filter 1,$(NO_BUILD)),,bench driver)
+	python3 bench/compare.py --build $(BUILD) --rounds $(BENCH_ROUNDS) --out $(BUILD)/bench/compare.md $(BENCH_ARGS)

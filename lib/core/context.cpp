@@ -6,6 +6,7 @@
 
 #include "common/align.h"
 #include "common/trace.h"
+#include "core/builtin.h"
 #include "core/device.h"
 #include "core/devrt.h"
 #include "core/event.h"
@@ -35,7 +36,8 @@ Context::Context(Device& device, bool primary)
     : device_(device),
       primary_(primary),
       nullStream_(*this, Stream::Kind::Legacy, 0, 0),
-      devrt_(std::make_unique<DeviceRuntime>(*this)) {}
+      devrt_(std::make_unique<DeviceRuntime>(*this)),
+      builtins_(std::make_unique<BuiltinKernels>(*this)) {}
 Context::~Context() = default;
 
 Context* Context::fromHandle(CUcontext handle) { return HandleRegistry<Context>::get().find(handle); }
@@ -122,6 +124,7 @@ void Context::deactivate() {
     staging_->forgetChannels();
     channels_.reset();
     devrt_->release();
+    builtins_->forget();  // its code goes with the heap
     staging_.reset();
     host_.reset();
     heap_.reset();
@@ -133,6 +136,7 @@ void Context::deactivate() {
     }
     std::lock_guard localLock(localMutex_);
     localMemory_.clear();
+    residentModules_.store(0, std::memory_order_release);
     localBytesPerThread_ = 0;
     localVa_ = 0;
     localBytesPerTpc_ = 0;
@@ -309,7 +313,8 @@ Status Context::ensureLocalMemory(uint32_t bytesPerThread) {
     constexpr uint32_t kMaxBytesPerThread = 512 * 1024;
     if (bytesPerThread > kMaxBytesPerThread) return CUDA_ERROR_OUT_OF_MEMORY;
     const uint32_t want = static_cast<uint32_t>(alignUp(bytesPerThread + kReservedPerThread, 32));
-    if (localBytesPerThread_.load(std::memory_order_acquire) >= want) return kOk;
+    // seq_cst: ordered after the caller's LaunchInFlight (releaseLocalMemory).
+    if (localBytesPerThread_.load(std::memory_order_seq_cst) >= want) return kOk;
     std::lock_guard lock(localMutex_);
     if (localBytesPerThread_.load(std::memory_order_relaxed) >= want) return kOk;
     const hw::GpuInfo& gi = device_.info();
@@ -329,6 +334,29 @@ Status Context::ensureLocalMemory(uint32_t bytesPerThread) {
     localBytesPerTpc_ = size.bytesPerTpc;
     localBytesPerThread_.store(want, std::memory_order_release);
     return kOk;
+}
+
+void Context::moduleGone() {
+    if (residentModules_.fetch_sub(1, std::memory_order_acq_rel) == 1) releaseLocalMemory();
+}
+
+void Context::releaseLocalMemory() {
+    std::lock_guard lock(localMutex_);
+    if (localMemory_.empty() || !channels_) return;
+    // A launch past its check of the size holds a LaunchInFlight; one that
+    // comes later sees 0 and waits for this lock (then allocates anew).
+    const uint32_t had = localBytesPerThread_.exchange(0, std::memory_order_seq_cst);
+    auto keep = [&] { localBytesPerThread_.store(had, std::memory_order_release); };
+    if (launchesInFlight_.load(std::memory_order_seq_cst) != 0) return keep();
+    for (size_t i = 0; i < channels_->laneCount(); ++i) {
+        hw::Channel* ch = channels_->lane(i).compute;
+        if (!ch->wait(ch->lastSubmitted()).ok()) return keep();
+    }
+    // The lanes still name the old window; the next launch sets a new one
+    // on every lane before it runs.
+    localMemory_.clear();
+    localVa_ = 0;
+    localBytesPerTpc_ = 0;
 }
 
 namespace current {

@@ -22,6 +22,7 @@
 
 namespace nvl::core {
 
+class BuiltinKernels;
 class Device;
 class DeviceHeap;
 class DeviceRuntime;
@@ -115,6 +116,9 @@ public:
     DeviceRuntime& devrt() { return *devrt_; }
     void flushDeviceOutput();
 
+    // The built-in copy and fill kernels (core/builtin.h), loaded on first use.
+    BuiltinKernels& builtins() { return *builtins_; }
+
     // Launch support: what constant bank 0 and the QMD need from the context,
     // a note that new code was placed (caches must be invalidated before the
     // next launch on every lane), and local memory grown on demand.
@@ -128,6 +132,23 @@ public:
     // Makes every thread of a launch able to use 'bytesPerThread' of local
     // memory (set on every lane's compute channel before later launches).
     Status ensureLocalMemory(uint32_t bytesPerThread);
+    // Held by a launch from before ensureLocalMemory until it is submitted:
+    // local memory is not given back meanwhile.
+    class LaunchInFlight {
+    public:
+        explicit LaunchInFlight(Context& ctx) : ctx_(ctx) { ctx_.launchesInFlight_.fetch_add(1, std::memory_order_seq_cst); }
+        ~LaunchInFlight() { ctx_.launchesInFlight_.fetch_sub(1, std::memory_order_release); }
+        LaunchInFlight(const LaunchInFlight&) = delete;
+        LaunchInFlight& operator=(const LaunchInFlight&) = delete;
+
+    private:
+        Context& ctx_;
+    };
+    // Modules of the context whose code is in video memory (the built-in
+    // kernels' excepted): when the last one goes, so does local memory
+    // (cuMemGetInfo returns to its value after context creation).
+    void moduleResident() { residentModules_.fetch_add(1, std::memory_order_acq_rel); }
+    void moduleGone();
 
     // The per-thread stack (CU_LIMIT_STACK_SIZE): every launch gets at least
     // this much local memory per thread, and a launch that needs more raises
@@ -177,6 +198,7 @@ private:
     std::array<std::atomic<uint64_t>, kMaxLanes> laneCodeSeen_{};
     std::atomic<CUresult> sticky_{CUDA_SUCCESS};
     std::unique_ptr<DeviceRuntime> devrt_;  // lives as long as the Context object
+    std::unique_ptr<BuiltinKernels> builtins_;  // likewise
 
     // Lanes: created under localMutex_ (a new lane gets the current local memory).
     Result<hw::ContextChannels::Lane> laneFor(size_t index);
@@ -202,6 +224,10 @@ private:
     uint64_t localVa_ = 0;
     uint64_t localBytesPerTpc_ = 0;
     std::vector<std::unique_ptr<hw::GpuMemory>> localMemory_;  // newest last; older ones kept for running work
+    std::atomic<uint32_t> launchesInFlight_{0};
+    std::atomic<uint32_t> residentModules_{0};
+    // Gives local memory back when no launch is under way and every lane is idle.
+    void releaseLocalMemory();
 };
 
 // The calling thread's context stack.

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "common/env.h"
 #include "core/context.h"
 #include "core/device.h"
 #include "core/devrt.h"
@@ -14,6 +15,16 @@
 
 namespace nvl::core {
 namespace {
+
+// NVLITE_LOCAL_MEMORY=limit: every launch gets at least the stack limit's
+// local memory, as before local memory was sized by need (for measuring).
+bool localMemoryByNeed() {
+    static const bool byNeed = [] {
+        const char* v = env::value("NVLITE_LOCAL_MEMORY");
+        return !(v && !std::strcmp(v, "limit"));
+    }();
+    return byNeed;
+}
 
 // Where a launch's parameter block comes from: a ready-made buffer
 // ('extra') or one pointer per parameter ('kernelParams').
@@ -156,9 +167,16 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
     NVL_TRY(clusterShape(f, r, state, cluster));
     // Lazy loading: the module's code goes to the GPU with its first launch.
     NVL_TRY(f.ensureResident());
-    // The context's stack limit (1 KiB unless set) covers recursive kernels,
-    // which report no stack size; a kernel needing more raises the limit.
-    const uint32_t stack = std::max(k.localBytesPerThread, ctx.stackBytes());
+    // Local memory by need: a kernel reporting its stack size (the frame and
+    // deepest call chain) gets that much; the context's stack limit (1 KiB
+    // unless set) covers those reporting none (recursive call graphs), and
+    // every kernel under NVLITE_LOCAL_MEMORY=limit. A kernel needing more
+    // than the limit raises it.
+    const uint32_t limit = ctx.stackBytes();
+    const uint32_t stack = (k.localBytesPerThread > 0 || r.ownKernel) && localMemoryByNeed()
+                               ? k.localBytesPerThread
+                               : std::max(k.localBytesPerThread, limit);
+    Context::LaunchInFlight inFlight(ctx);  // until submitted: local memory stays
     NVL_TRY(ctx.ensureLocalMemory(stack));
     ctx.raiseStackBytes(stack);
     if (k.devrtUses) ctx.devrt().noteLaunch(k.devrtUses);  // the FIFO / heap limits are fixed from now on

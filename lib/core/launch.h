@@ -26,6 +26,9 @@ struct LaunchRequest {
     bool cooperative = false;
     // Thread block cluster shape given at launch (zeros: the kernel's own, if any).
     uint32_t cluster[3] = {0, 0, 0};
+    // nvlite's own kernels (core/builtin.h): no call graph, so the local
+    // memory the kernel reports is all it needs (none), whatever the stack limit.
+    bool ownKernel = false;
 };
 
 // Loads the function's code if it is not yet (lazy loading), checks and

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 
 #include "common/align.h"
 #include "hw/driver.h"
@@ -111,9 +112,9 @@ void DeviceHeap::giveBack(Chunk& chunk, uint64_t va, uint64_t length) {
     }
 }
 
-Result<DeviceHeap::Chunk*> DeviceHeap::newChunk(uint64_t size, bool dedicated) {
+Result<DeviceHeap::Chunk*> DeviceHeap::newChunk(uint64_t size, bool dedicated, bool cpuMapped) {
     hw::VideoMemoryOptions opts;
-    opts.cpuMapped = !dedicated;  // small-copy fast paths reach shared chunks through BAR1
+    opts.cpuMapped = cpuMapped;  // small-copy fast paths reach shared chunks through BAR1
     auto mem = gpu_.allocVideo(size, opts);
     if (!mem && mem.status().code() == CUDA_ERROR_OUT_OF_MEMORY) {
         // Give cached empty chunks back and try once more.
@@ -195,21 +196,38 @@ Result<DeviceHeap::Block> DeviceHeap::alloc(uint64_t size) {
         return Block{va, chunk->memory->cpu() != nullptr};
     };
     if (length > kDedicatedThreshold) {
-        NVL_ASSIGN_OR_RETURN(Chunk * chunk, newChunk(length, true));
+        NVL_ASSIGN_OR_RETURN(Chunk * chunk, newChunk(length, true, false));
         return handOut(chunk, *carve(*chunk, length));
     }
     for (auto& c : chunks_) {
         if (c->dedicated) continue;
         if (auto va = carve(*c, length)) return handOut(c.get(), *va);
     }
-    auto fresh = newChunk(kChunkSize, false);
+    // Shared chunks start small and double with the heap (up to kChunkSize):
+    // a context that allocates little takes little video memory.
+    uint64_t shared = 0;
+    for (const auto& c : chunks_)
+        if (!c->dedicated) shared += c->size();
+    const uint64_t chunkSize = std::max(std::clamp(std::bit_ceil(std::max(shared, kFirstChunkSize)), kFirstChunkSize, kChunkSize),
+                                   std::bit_ceil(length));
+    auto fresh = newChunk(chunkSize, false, true);
     if (!fresh) {
         // Near the end of video memory a smaller chunk may still fit.
         if (fresh.status().code() != CUDA_ERROR_OUT_OF_MEMORY) return fresh.status();
-        fresh = newChunk(length, false);
+        fresh = newChunk(length, false, true);
         if (!fresh) return fresh.status();
     }
     return handOut(*fresh, *carve(**fresh, length));
+}
+
+Result<DeviceHeap::Block> DeviceHeap::allocAlone(uint64_t size) {
+    const uint64_t length = alignUp(size, kAlignment);
+    if (length < size) return CUDA_ERROR_OUT_OF_MEMORY;
+    std::lock_guard lock(mutex_);
+    NVL_ASSIGN_OR_RETURN(Chunk * chunk, newChunk(length, true, true));
+    const uint64_t va = *carve(*chunk, length);
+    live_[va] = {chunk, length};
+    return Block{va, chunk->memory->cpu() != nullptr};
 }
 
 bool DeviceHeap::free(uint64_t va) {
@@ -220,8 +238,9 @@ bool DeviceHeap::free(uint64_t va) {
     live_.erase(it);
     giveBack(*b.chunk, va, b.length);
     if (b.chunk->freeBytes == b.chunk->size()) {
-        // Keep one empty shared chunk for the next allocation; release the rest.
-        bool keep = !b.chunk->dedicated &&
+        // Keep one empty shared chunk of the first size for the next
+        // allocation (a bounded cache: kFirstChunkSize); release the rest.
+        bool keep = !b.chunk->dedicated && b.chunk->size() == kFirstChunkSize &&
                     std::none_of(chunks_.begin(), chunks_.end(), [&](const std::unique_ptr<Chunk>& c) {
                         return c.get() != b.chunk && !c->dedicated && c->freeBytes == c->size();
                     });

@@ -79,6 +79,9 @@ public:
         bool cpuVisible;  // mapped for the CPU at va as well
     };
     Result<Block> alloc(uint64_t size);
+    // An allocation in video memory of its own, mapped for the CPU (the
+    // built-in kernels' code): freeing it gives the memory back at once.
+    Result<Block> allocAlone(uint64_t size);
     // Frees an allocation made by alloc(); false if 'va' is not one.
     bool free(uint64_t va);
 
@@ -92,7 +95,8 @@ public:
     Status ensurePeer(hw::Gpu& peer);
 
     static constexpr uint64_t kAlignment = 512;
-    static constexpr uint64_t kChunkSize = 64ull << 20;
+    static constexpr uint64_t kChunkSize = 64ull << 20;      // the largest shared chunk
+    static constexpr uint64_t kFirstChunkSize = 2ull << 20;  // the first one
     static constexpr uint64_t kDedicatedThreshold = 32ull << 20;
 
 private:
@@ -111,7 +115,7 @@ private:
 
     std::optional<uint64_t> carve(Chunk& chunk, uint64_t length);
     void giveBack(Chunk& chunk, uint64_t va, uint64_t length);
-    Result<Chunk*> newChunk(uint64_t size, bool dedicated);
+    Result<Chunk*> newChunk(uint64_t size, bool dedicated, bool cpuMapped);
     void releaseChunk(Chunk* chunk);
 
     hw::Gpu& gpu_;

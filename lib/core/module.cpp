@@ -153,7 +153,7 @@ bool Module::loaded() const {
     return loaded_.load(std::memory_order_acquire) && ctx_.active() && ctx_.generation() == generation_;
 }
 
-Result<Module*> Module::load(Context& ctx, loader::Image image, Library* owner) {
+Result<Module*> Module::load(Context& ctx, loader::Image image, Library* owner, Placement placement) {
     // Loading a module is a synchronising point for kernels' printf output (libcuda).
     ctx.flushDeviceOutput();
     if (image.devrtStateOffset != loader::Image::kNoDevrt) {
@@ -171,6 +171,7 @@ Result<Module*> Module::load(Context& ctx, loader::Image image, Library* owner) 
     HandleRegistry<Module>::get().add(m);
     const Device& dev = ctx.device();
     m->generation_ = ctx.generation();
+    m->placement_ = placement;
     m->ptxVersion_ = image.ptxVersion;
     m->binaryVersion_ = image.binaryVersion;
     for (const loader::Global& g : image.globals) m->globals_[g.name] = {g.imageOffset, g.size};
@@ -217,7 +218,8 @@ Status Module::place() {
     loader::Image& image = image_;
     const uint64_t align = std::max<uint64_t>(image.alignment, 1);
     const uint64_t total = image.allocationBytes();
-    NVL_ASSIGN_OR_RETURN(DeviceHeap::Block block, ctx_.heap().alloc(total + align));
+    NVL_ASSIGN_OR_RETURN(DeviceHeap::Block block, placement_ == Placement::Alone ? ctx_.heap().allocAlone(total + align)
+                                                                                  : ctx_.heap().alloc(total + align));
     const uint64_t base = alignUp(block.va, align);
     Status s = loader::relocate(image, base);
     if (s.ok() && block.cpuVisible) {
@@ -234,6 +236,7 @@ Status Module::place() {
     }
     base_ = block.va;
     cpuVisible_ = block.cpuVisible;
+    if (placement_ == Placement::Shared) ctx_.moduleResident();
 
     const hw::ComputeState state = ctx_.computeState();
     for (Function* f : functions_) {
@@ -281,6 +284,7 @@ Status Module::unloadNow() {
     Status s = ctx_.noted(ctx_.synchronize());
     for (auto& [name, g] : globals_) AddressMap::get().remove(base_ + g.imageOffset);
     ctx_.heap().free(base_);
+    if (placement_ == Placement::Shared) ctx_.moduleGone();
     return s;
 }
 

@@ -140,9 +140,14 @@ private:
 
 class Module {
 public:
+    // Where a module's image goes in device memory: the context's heap, or an
+    // allocation of its own (the built-in kernels: it never keeps a heap
+    // chunk from going back to the driver).
+    enum class Placement { Shared, Alone };
     // Makes a module of 'image' in the context: placed now (EAGER) or on first
     // use (LAZY). 'owner': the library it belongs to, if any.
-    static Result<Module*> load(Context& ctx, loader::Image image, Library* owner = nullptr);
+    static Result<Module*> load(Context& ctx, loader::Image image, Library* owner = nullptr,
+                                Placement placement = Placement::Shared);
     // Reads a cubin, fatbin or PTX (from memory or a file) for the context's
     // GPU, then load()s it. 'jit' carries cuModuleLoadDataEx's options.
     static Result<Module*> loadData(Context& ctx, const void* data, loader::JitOptions& jit);
@@ -198,6 +203,7 @@ private:
     };
     std::map<std::string, GlobalInfo> globals_;
     bool cpuVisible_ = false;
+    Placement placement_ = Placement::Shared;
 };
 
 }  // namespace nvl::core

@@ -53,6 +53,10 @@ inline constexpr Method<Nvcbc0, 0x31C> NVCBC0_SET_INLINE_QMD_ADDRESS_B{};
 
 constexpr uint32_t NVCBC0_LOAD_INLINE_QMD_DATA(uint32_t i) { return 0x0320 + i * 4; }
 
+// Waits until the engine has finished all earlier work (the launch-order switch
+// NVLITE_LAUNCH_ORDER=wfi, hw/channel.cpp).
+inline constexpr Method<Nvcbc0, 0x0110> NVCBC0_WAIT_FOR_IDLE{};
+
 // Invalidate shader caches without waiting for idle.
 inline constexpr Method<Nvcbc0, 0x1698> NVCBC0_INVALIDATE_SHADER_CACHES_NO_WFI{};
 inline constexpr BitField NVCBC0_INVALIDATE_SHADER_CACHES_NO_WFI_INSTRUCTION{0, 0};

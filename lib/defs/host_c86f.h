@@ -45,6 +45,7 @@ inline constexpr uint32_t NVC86F_SEM_EXECUTE_OPERATION_ACQUIRE = 0x0;
 inline constexpr uint32_t NVC86F_SEM_EXECUTE_OPERATION_RELEASE = 0x1;
 inline constexpr uint32_t NVC86F_SEM_EXECUTE_OPERATION_ACQ_CIRC_GEQ = 0x3;
 inline constexpr BitField NVC86F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG{12, 12};
+inline constexpr uint32_t NVC86F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG_DIS = 0x0;
 inline constexpr uint32_t NVC86F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG_EN = 0x1;
 inline constexpr BitField NVC86F_SEM_EXECUTE_RELEASE_WFI{20, 20};
 inline constexpr uint32_t NVC86F_SEM_EXECUTE_RELEASE_WFI_DIS = 0x0;

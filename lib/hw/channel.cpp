@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "common/env.h"
 #include "common/trace.h"
 #include "defs/compute_cbc0.h"
 #include "defs/copy_c8b5.h"
@@ -143,18 +144,35 @@ Result<Channel::Reserved> Channel::beginLocked(size_t dwords, size_t dataBytes) 
     r.data.timelineValue = previous + 1;
     // Launches do not wait for each other on the GPU: keep the channel's order
     // (and its timeline's) by waiting for the previous submission first.
-    if (orderedByAcquire_ && !isDone(previous)) writeWait(r.writer, previous);
+    if (orderedByAcquire_ && !isDone(previous)) {
+        switch (launchOrder()) {
+        case LaunchOrder::Acquire: writeWait(r.writer, previous); break;
+        case LaunchOrder::AcquireSpin: writeAcquire(r.writer, semaphoreVa(), previous, false); break;
+        case LaunchOrder::WaitForIdle: r.writer.inc(nv::NVCBC0_WAIT_FOR_IDLE(0)); break;
+        }
+    }
     return r;
+}
+
+Channel::LaunchOrder Channel::launchOrder() {
+    static const LaunchOrder order = [] {
+        const char* v = env::value("NVLITE_LAUNCH_ORDER");
+        if (v && !std::strcmp(v, "acquire-spin")) return LaunchOrder::AcquireSpin;
+        if (v && !std::strcmp(v, "wfi")) return LaunchOrder::WaitForIdle;
+        return LaunchOrder::Acquire;
+    }();
+    return order;
 }
 
 void Channel::writeWait(PushWriter& w, uint64_t value) const { writeAcquire(w, semaphoreVa(), value); }
 
-void writeAcquire(PushWriter& w, uint64_t va, uint64_t value) {
+void writeAcquire(PushWriter& w, uint64_t va, uint64_t value, bool switchTsg) {
     w.inc(nv::NVC86F_SEM_ADDR_LO(lo32(va)), nv::NVC86F_SEM_ADDR_HI(hi32(va)), nv::NVC86F_SEM_PAYLOAD_LO(lo32(value)),
           nv::NVC86F_SEM_PAYLOAD_HI(hi32(value)),
           nv::NVC86F_SEM_EXECUTE(
               nv::NVC86F_SEM_EXECUTE_OPERATION.value(nv::NVC86F_SEM_EXECUTE_OPERATION_ACQ_CIRC_GEQ) |
-              nv::NVC86F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG.value(nv::NVC86F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG_EN) |
+              nv::NVC86F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG.value(switchTsg ? nv::NVC86F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG_EN
+                                                                        : nv::NVC86F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG_DIS) |
               nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE.value(nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE_64BIT)));
 }
 

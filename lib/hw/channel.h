@@ -62,7 +62,9 @@ private:
 
 // Methods making the channel they are written to wait until the 64-bit
 // semaphore at 'va' reaches 'value' (Channel::kWaitDwords of them).
-void writeAcquire(PushWriter& w, uint64_t va, uint64_t value);
+// 'switchTsg': a failed acquire lets the runlist switch to another TSG
+// (always so for waits on other channels, which may be in other TSGs).
+void writeAcquire(PushWriter& w, uint64_t va, uint64_t value, bool switchTsg = true);
 
 class Channel {
 public:
@@ -115,6 +117,15 @@ public:
     // instead of ending with a wait-for-idle, which would stall the other
     // channels of the TSG while a kernel runs.
     void setOrderedByAcquire(bool on) { orderedByAcquire_ = on; }
+    // How an ordered compute channel keeps its submissions in order, from
+    // NVLITE_LAUNCH_ORDER (measured on the H200 by make bench-compare):
+    //   acquire       host semaphore acquire of the previous value; when it
+    //                 fails the runlist may switch to another TSG (default)
+    //   acquire-spin  the same acquire, polling without switching TSG (the
+    //                 awaited grid runs in this TSG: nothing to wait for elsewhere)
+    //   wfi           the compute engine's WAIT_FOR_IDLE before each submission
+    enum class LaunchOrder { Acquire, AcquireSpin, WaitForIdle };
+    static LaunchOrder launchOrder();
 
     // The timeline value the GPU has reached.
     uint64_t completed() const { return __atomic_load_n(semaphore_, __ATOMIC_ACQUIRE); }

@@ -539,13 +539,14 @@ static void test_threads_alloc_event_stream_churn(void **state) {
     pthread_t tid[NTHREADS];
     size_t free0 = 0, free1 = 0, total = 0;
     /* What the context keeps once used: the channels of its streams, an
-     * empty 64 MiB chunk. */
+     * empty 2 MiB chunk, the built-in copy and fill kernels (a memset from 256 KiB
+     * on loads them) and the local memory they need. */
     CUstream warm[NTHREADS + 1];
     CUdeviceptr p = 0;
-    assert_cu_ok(cuMemAlloc(&p, 4097));
+    assert_cu_ok(cuMemAlloc(&p, 1 << 20));
     for (int i = 0; i <= NTHREADS; ++i) {
         assert_cu_ok(cuStreamCreate(&warm[i], i & 1 ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT));
-        assert_cu_ok(cuMemsetD8Async(p, (unsigned char)i, 4097, warm[i]));
+        assert_cu_ok(cuMemsetD8Async(p, (unsigned char)i, i == 0 ? 1 << 20 : 4097, warm[i]));
     }
     for (int i = 0; i <= NTHREADS; ++i) assert_cu_ok(cuStreamSynchronize(warm[i]));
     for (int i = 0; i <= NTHREADS; ++i) assert_cu_ok(cuStreamDestroy(warm[i]));

@@ -1,4 +1,5 @@
-// HOPPER_COMPUTE_A: kernel launches are recorded, not run (yet). A launch
+// HOPPER_COMPUTE_A: kernel launches are recorded, not run (nvlite's built-in
+// copy and fill kernels excepted: sim_builtin.cpp does their work). A launch
 // (SEND_PCAS_A + SEND_SIGNALING_PCAS2_B, an inline QMD, or a dependent QMD a
 // launch schedules) reads the QMD (V04, 384 bytes) from its GPU VA, records
 // it with its grid, block, program address and constant buffer 0, then does
@@ -11,6 +12,7 @@
 #include "defs/host_c86f.h"
 #include "defs/rm_classes.h"
 #include "defs/qmd_v04.h"
+#include "kdrv/sim/sim_builtin.h"
 #include "kdrv/sim/sim_gpu.h"
 #include "kdrv/sim/sim_gpu_config.h"
 
@@ -83,9 +85,15 @@ void launch(GpuEngine& gpu, Channel& ch, uint64_t qmdVa, int depth) {
     }
     rec.sequence = gpu.nextLaunchSequence();
     ++gpu.counters().launches;
+    const BuiltinRun builtin = runBuiltinKernel(*ch.va, rec, &faultVa);
     auto& log = gpu.launches();
     if (log.size() >= config::kMaxRecordedLaunches) log.erase(log.begin());
     log.push_back(std::move(rec));
+    if (builtin == BuiltinRun::Faulted) {
+        // A bad address in the kernel: the grid never completes.
+        gpu.fault(ch, nv::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT, faultVa, kGr);
+        return;
+    }
 
     // The grid "completes" at once: its releases follow.
     for (uint32_t i = 0; i < 2; ++i) {

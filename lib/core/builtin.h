@@ -1,0 +1,89 @@
+// Built-in kernels: device-to-device copies and fills of any shape run as
+// kernels (builtin/kernels.cu, embedded in the library) instead of on the
+// copy engine, which moves device memory an order of magnitude slower.
+// Loaded into a context the first time it needs one; launched in the
+// stream like any kernel (same order, same events).
+//
+// Which work goes there: copies whose both sides are device memory, and
+// fills of device memory, of at least NVLITE_KERNEL_COPY_MIN /
+// NVLITE_KERNEL_FILL_MIN bytes (default kDefaultMinBytes; 0: all of them;
+// "off": none). Smaller work stays on the copy engine.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+
+#include "common/status.h"
+
+namespace nvl::core {
+
+class Context;
+class Function;
+class Module;
+class Stream;
+
+namespace builtin {
+
+inline constexpr uint64_t kDefaultMinBytes = 256 * 1024;
+
+// A box of bytes on both sides of a copy (a fill uses the destination side;
+// 'width' counts its elements).
+struct Box {
+    uint64_t dst = 0, dstPitch = 0, dstSlicePitch = 0;
+    uint64_t src = 0, srcPitch = 0, srcSlicePitch = 0;
+    uint64_t width = 0;  // bytes (copies) or elements (fills) per line
+    uint64_t lines = 1, slices = 1;
+};
+
+// Whether work of 'bytes' between device memory goes to a kernel.
+bool wantCopy(uint64_t bytes);
+bool wantFill(uint64_t bytes);
+// Whether the kernels can take the box's shape (line and slice counts below 2^32).
+bool fits(const Box& b);
+// Bytes from the first to the last byte of a side of the box, with its pitches.
+uint64_t span(uint64_t pitch, uint64_t slicePitch, const Box& b);
+// Whether [a, a + an) and [b, b + bn) share a byte.
+inline bool overlap(uint64_t a, uint64_t an, uint64_t b, uint64_t bn) { return a < b + bn && b < a + an; }
+
+// Launches the copy kernel on the stream's compute channel.
+Status copy(Stream& st, const Box& b);
+// Launches the fill kernel: 'width' elements of 'elementSize' bytes per line
+// ('dst' and the pitches multiples of the element size).
+Status fill(Stream& st, const Box& b, uint32_t value, uint32_t elementSize);
+
+// Threads of one launch: the block count and the threads sharing a line.
+struct Geometry {
+    uint32_t blocks;
+    uint32_t lineThreads;
+};
+// For lines of 'lineBytes' bytes, 'lines' of them in all, on a GPU of 'smCount' SMs.
+Geometry geometry(uint64_t lineBytes, uint64_t lines, uint32_t smCount);
+
+}  // namespace builtin
+
+// A context's built-in kernels: loaded on first use, gone with the context's
+// activation.
+class BuiltinKernels {
+public:
+    explicit BuiltinKernels(Context& ctx) : ctx_(ctx) {}
+    BuiltinKernels(const BuiltinKernels&) = delete;
+    BuiltinKernels& operator=(const BuiltinKernels&) = delete;
+
+    Result<Function*> copyKernel();
+    Result<Function*> fillKernel();
+    // The module is gone (the context's memory is released): the next use loads it again.
+    void forget();
+    // Loaded in this activation.
+    bool loaded();
+
+private:
+    Status loadLocked();
+
+    Context& ctx_;
+    std::mutex mutex_;
+    Module* module_ = nullptr;
+    Function* copy_ = nullptr;
+    Function* fill_ = nullptr;
+};
+
+}  // namespace nvl::core

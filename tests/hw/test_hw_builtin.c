@@ -1,0 +1,173 @@
+/*
+ * The built-in copy and fill kernels on a real GPU (issue 12): device-to-device
+ * copies (1-D, 2-D, 3-D) and memsets (D8/D16/D32, 2-D) at sizes above the
+ * kernel threshold (256 KiB by default; NVLITE_KERNEL_COPY_MIN / _FILL_MIN move
+ * it), at odd sizes, offsets and pitches, with random data; every byte of the
+ * destination is checked, including the bytes around the box. Also checked:
+ * stream order with events across streams (kernel copies and memsets between
+ * copy-engine work). Skips without a GPU.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/test_support.h"
+
+#define MiB ((size_t)1 << 20)
+
+#define NEED_GPU()                                                   \
+    do {                                                             \
+        const char* why_ = NULL;                                     \
+        if (!ts_have_real_gpu(&why_)) ts_skip("no real GPU: %s", why_); \
+    } while (0)
+
+static void check_region(const unsigned char* want, CUdeviceptr d, size_t n, const char* what) {
+    unsigned char* got = ts_malloc(n);
+    assert_cu_ok(cuMemcpyDtoH(got, d, n));
+    assert_bytes_named(want, got, n, what);
+    ts_free(got);
+}
+
+static void test_copies_1d(void** state) {
+    (void)state;
+    NEED_GPU();
+    const size_t cap = 64 * MiB + 4096;
+    CUdeviceptr a = ts_dev_alloc(cap), b = ts_dev_alloc(cap);
+    unsigned char* src = ts_malloc(cap);
+    unsigned char* dst = ts_malloc(cap);
+    ts_rng rng;
+    ts_rng_init(&rng, 1207);
+    const size_t sizes[] = {256 * 1024, 256 * 1024 + 1, 300007, 1 * MiB + 15, 7 * MiB + 3, 64 * MiB + 13};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+        for (int k = 0; k < 3; ++k) {
+            const size_t n = sizes[i], so = ts_rng_below(&rng, 64), dof = ts_rng_below(&rng, 64);
+            ts_fill_random(src, cap, 7000 + i * 10 + (uint64_t)k);
+            ts_fill_random(dst, cap, 8000 + i * 10 + (uint64_t)k);
+            assert_cu_ok(cuMemcpyHtoD(a, src, cap));
+            assert_cu_ok(cuMemcpyHtoD(b, dst, cap));
+            CUstream s = k == 2 ? ts_stream_new(CU_STREAM_NON_BLOCKING) : NULL;
+            assert_cu_ok(cuMemcpyDtoDAsync(b + dof, a + so, n, s));
+            if (s) assert_cu_ok(cuStreamSynchronize(s));
+            memcpy(dst + dof, src + so, n);
+            check_region(dst, b, cap, "1-D device-to-device copy");
+        }
+    }
+}
+
+static void test_fills(void** state) {
+    (void)state;
+    NEED_GPU();
+    const size_t cap = 16 * MiB + 256;
+    CUdeviceptr a = ts_dev_alloc(cap);
+    unsigned char* mem = ts_malloc(cap);
+    ts_rng rng;
+    ts_rng_init(&rng, 1208);
+    for (unsigned size = 1; size <= 4; size *= 2) {
+        const size_t counts[] = {256 * 1024 / size, 256 * 1024 / size + 1, 777777 / size, (16 * MiB + 100) / size};
+        for (size_t c = 0; c < 4; ++c) {
+            const size_t count = counts[c], off = ts_rng_below(&rng, 16) / size * size;
+            const uint32_t value = (uint32_t)ts_rng_next(&rng) | 0x01010101u;
+            ts_fill_random(mem, cap, 9000 + size * 10 + c);
+            assert_cu_ok(cuMemcpyHtoD(a, mem, cap));
+            if (size == 1) assert_cu_ok(cuMemsetD8(a + off, (unsigned char)value, count));
+            else if (size == 2) assert_cu_ok(cuMemsetD16(a + off, (unsigned short)value, count));
+            else assert_cu_ok(cuMemsetD32(a + off, value, count));
+            for (size_t i = 0; i < count * size; ++i) mem[off + i] = (unsigned char)(value >> (8 * (i % size)));
+            check_region(mem, a, cap, "memset");
+        }
+    }
+    /* 2-D: 2-byte elements, lines with gaps. */
+    const size_t pitch = 4099 * 2, width = 3001, height = 300;
+    ts_fill_random(mem, cap, 9100);
+    assert_cu_ok(cuMemcpyHtoD(a, mem, cap));
+    assert_cu_ok(cuMemsetD2D16(a + 6, pitch, 0xa55a, width, height));
+    for (size_t y = 0; y < height; ++y)
+        for (size_t x = 0; x < width; ++x) {
+            mem[6 + y * pitch + 2 * x] = 0x5a;
+            mem[7 + y * pitch + 2 * x] = 0xa5;
+        }
+    check_region(mem, a, cap, "2-D memset");
+}
+
+static void test_copies_2d_3d(void** state) {
+    (void)state;
+    NEED_GPU();
+    const size_t width = 70001, height = 9, depth = 3, sp = 70400, dp = 71000;
+    const size_t sBytes = sp * height * depth + 64, dBytes = dp * height * depth + 64;
+    CUdeviceptr s = ts_dev_alloc(sBytes), d = ts_dev_alloc(dBytes);
+    unsigned char* src = ts_malloc(sBytes);
+    unsigned char* dst = ts_malloc(dBytes);
+    ts_fill_random(src, sBytes, 9200);
+    ts_fill_random(dst, dBytes, 9201);
+    assert_cu_ok(cuMemcpyHtoD(s, src, sBytes));
+    assert_cu_ok(cuMemcpyHtoD(d, dst, dBytes));
+    CUDA_MEMCPY2D c2;
+    memset(&c2, 0, sizeof c2);
+    c2.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    c2.srcDevice = s;
+    c2.srcXInBytes = 3;
+    c2.srcPitch = sp;
+    c2.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c2.dstDevice = d;
+    c2.dstXInBytes = 9;
+    c2.dstY = 1;
+    c2.dstPitch = dp;
+    c2.WidthInBytes = width;
+    c2.Height = height - 1;
+    assert_cu_ok(cuMemcpy2D(&c2));
+    for (size_t y = 0; y < c2.Height; ++y) memcpy(dst + (y + 1) * dp + 9, src + y * sp + 3, width);
+    CUDA_MEMCPY3D c3;
+    memset(&c3, 0, sizeof c3);
+    c3.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    c3.srcDevice = s;
+    c3.srcXInBytes = 1;
+    c3.srcPitch = sp;
+    c3.srcHeight = height;
+    c3.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c3.dstDevice = d;
+    c3.dstXInBytes = 4;
+    c3.dstPitch = dp;
+    c3.dstHeight = height;
+    c3.WidthInBytes = width - 5;
+    c3.Height = height;
+    c3.Depth = depth;
+    assert_cu_ok(cuMemcpy3D(&c3));
+    for (size_t z = 0; z < depth; ++z)
+        for (size_t y = 0; y < height; ++y)
+            memcpy(dst + (z * height + y) * dp + 4, src + (z * height + y) * sp + 1, width - 5);
+    check_region(dst, d, dBytes, "2-D and 3-D device-to-device copies");
+}
+
+static void test_order_with_events(void** state) {
+    (void)state;
+    NEED_GPU();
+    const size_t n = 32 * MiB + 7;
+    CUdeviceptr a = ts_dev_alloc(n), b = ts_dev_alloc(n), c = ts_dev_alloc(n);
+    unsigned char* pinned = ts_pinned_alloc(n);
+    unsigned char* want = ts_malloc(n);
+    CUstream s1 = ts_stream_new(CU_STREAM_NON_BLOCKING), s2 = ts_stream_new(CU_STREAM_NON_BLOCKING);
+    CUevent e = ts_event_new(CU_EVENT_DISABLE_TIMING);
+    for (int round = 0; round < 4; ++round) {
+        ts_fill_random(want, n, 9300 + (uint64_t)round);
+        memcpy(pinned, want, n);
+        assert_cu_ok(cuMemcpyHtoDAsync(a, pinned, n, s1));  /* copy engine */
+        assert_cu_ok(cuMemcpyDtoDAsync(b, a, n, s1));       /* kernel */
+        assert_cu_ok(cuMemsetD8Async(a, 0, n, s1));         /* kernel: a is clobbered after the copy */
+        assert_cu_ok(cuEventRecord(e, s1));
+        assert_cu_ok(cuStreamWaitEvent(s2, e, 0));
+        assert_cu_ok(cuMemcpyDtoDAsync(c, b, n, s2));       /* kernel on another stream */
+        assert_cu_ok(cuMemcpyDtoHAsync(pinned, c, n, s2));  /* copy engine */
+        assert_cu_ok(cuStreamSynchronize(s2));
+        assert_bytes_named(want, pinned, n, "data through H2D, kernel copies and D2H in stream order");
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_copies_1d, ts_hw_ctx_setup, ts_ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_fills, ts_hw_ctx_setup, ts_ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_copies_2d_3d, ts_hw_ctx_setup, ts_ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_order_with_events, ts_hw_ctx_setup, ts_ctx_teardown),
+    };
+    return cmocka_run_group_tests_name("hw_builtin", tests, NULL, NULL);
+}
