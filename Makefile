@@ -95,6 +95,23 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(ALL_CXXFLAGS) -c $< -o $@
 
+# The device runtime (devrt/devrt.cu: printf, assert, malloc/free in
+# kernels), compiled by nvcc at build time and embedded in the library: one
+# relocatable cubin per architecture family nvlite drives (sm_80 SASS also
+# runs on sm_86/89). -maxrregcount keeps its functions within what any
+# kernel may have at 1024 threads per block.
+NVCC        ?= $(CUDA_HOME)/bin/nvcc
+DEVRT_ARCHS := 80 90
+DEVRT_CUBINS := $(DEVRT_ARCHS:%=$(BUILD)/devrt/devrt_sm%.cubin)
+
+$(BUILD)/devrt/devrt_sm%.cubin: devrt/devrt.cu lib/core/devrt_abi.h
+	@mkdir -p $(dir $@)
+	@command -v $(NVCC) >/dev/null || { echo "$(NVCC) not found: building the device runtime needs the CUDA toolkit (set CUDA_HOME)"; exit 1; }
+	$(NVCC) -arch=sm_$* -rdc=true -cubin -O3 -maxrregcount=32 -o $@ $<
+
+$(BUILD)/obj/lib/loader/devrt_image.o: $(DEVRT_CUBINS)
+$(BUILD)/obj/lib/loader/devrt_image.o: ALL_CXXFLAGS += -DNVL_DEVRT_DIR='"$(BUILD)/devrt"'
+
 $(SHLIB): $(LIB_OBJS) lib/exports.map
 	@mkdir -p $(dir $@)
 	$(CXX) -shared -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions -Wl,--no-undefined -Wl,--version-script=lib/exports.map $(SAN) -o $@ $(LIB_OBJS) $(LIB_LDLIBS)
@@ -152,7 +169,7 @@ bench: $(BENCH_BINS)
 # that locals keep their values across the longjmp.
 PROBE_CFLAGS := $(ALL_CFLAGS) -O0
 PROBE_BINS := $(BUILD)/probes/compat_probe_libcuda $(BUILD)/probes/compat_probe_nvlite $(BUILD)/probes/module_probe \
-              $(BUILD)/probes/dropin_probe
+              $(BUILD)/probes/dropin_probe $(BUILD)/probes/devrt_probe
 
 $(BUILD)/probes/compat_probe_libcuda: tests/compat/compat_probe.c tests/compat/probe.h
 	@mkdir -p $(dir $@)
@@ -172,6 +189,10 @@ $(BUILD)/probes/module_probe: tests/compat/module_probe.c tests/compat/probe.h $
 $(BUILD)/probes/dropin_probe: tests/compat/dropin_probe.c tests/compat/probe.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(WARN) -O0 -g -I$(CUDA_HOME)/include -Itests/compat $< -o $@ -ldl
+
+$(BUILD)/probes/devrt_probe: tests/compat/devrt_probe.c tests/compat/probe.h $(BUILD)/obj/tests/support/ts_kernels.o $(BUILD)/lib/libnvlite.so
+	@mkdir -p $(dir $@)
+	$(CC) $(PROBE_CFLAGS) -Itests $< $(BUILD)/obj/tests/support/ts_kernels.o -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
 
 probes: $(PROBE_BINS)
 
@@ -208,7 +229,8 @@ test-hw: $(TEST_DEPS)
 TSAN_BUILD ?= $(BUILD)-tsan
 TSAN_TESTS ?= tests/api/test_threads tests/api/test_copy_ptds tests/api/test_context tests/api/test_init \
               tests/api/test_driver_queries \
-              tests/api/test_faults tests/api/test_events tests/api/test_private_tables
+              tests/api/test_faults tests/api/test_events tests/unit/test_devrt_threads \
+              tests/api/test_private_tables
 TSAN_BINS  := $(addprefix $(TSAN_BUILD)/,$(TSAN_TESTS))
 TSAN_RUN_OPTIONS := halt_on_error=1 exitcode=66 second_deadlock_stack=1
 

@@ -4,6 +4,7 @@
 #include "api/entry.h"
 #include "api/entry_impls.h"
 #include "core/context.h"
+#include "core/devrt.h"
 #include "core/device.h"
 #include "core/runtime.h"
 
@@ -197,12 +198,12 @@ Status ctxGetApiVersion(CUcontext ctx, unsigned int* version) {
 
 // ------------------------------------------------------------------ limits
 
-// CU_LIMIT_STACK_SIZE is the per-thread stack every launch gets. The two
+// CU_LIMIT_STACK_SIZE is the per-thread stack every launch gets; printf's
+// FIFO and the device heap belong to the context's device runtime. The two
 // hints (L2 fetch granularity, persisting L2 size) are kept, clamped, for
-// cuCtxGetLimit. The limits of features nvlite does not provide (printf's
-// FIFO, the device heap, the device runtime, CIG contexts) are
-// CUDA_ERROR_UNSUPPORTED_LIMIT, libcuda's answer for limits a device does
-// not have.
+// cuCtxGetLimit. The limits of features nvlite does not provide (the device
+// runtime's launches, CIG contexts) are CUDA_ERROR_UNSUPPORTED_LIMIT,
+// libcuda's answer for limits a device does not have.
 Status ctxGetLimit(size_t* pvalue, CUlimit limit) {
     NVL_ASSIGN_OR_RETURN(Context * c, core::requireCurrent());
     if (!pvalue) return CUDA_ERROR_INVALID_VALUE;
@@ -210,8 +211,8 @@ Status ctxGetLimit(size_t* pvalue, CUlimit limit) {
     case CU_LIMIT_STACK_SIZE: *pvalue = c->stackBytes(); return kOk;
     case CU_LIMIT_MAX_L2_FETCH_GRANULARITY: *pvalue = c->l2FetchGranularity.load(); return kOk;
     case CU_LIMIT_PERSISTING_L2_CACHE_SIZE: *pvalue = c->persistingL2Bytes.load(); return kOk;
-    case CU_LIMIT_PRINTF_FIFO_SIZE:
-    case CU_LIMIT_MALLOC_HEAP_SIZE:
+    case CU_LIMIT_PRINTF_FIFO_SIZE: *pvalue = c->devrt().fifoLimit(); return kOk;
+    case CU_LIMIT_MALLOC_HEAP_SIZE: *pvalue = c->devrt().heapLimit(); return kOk;
     case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH:
     case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
     case CU_LIMIT_SHMEM_SIZE:
@@ -238,8 +239,11 @@ Status ctxSetLimit(CUlimit limit, size_t value) {
         c->persistingL2Bytes.store(std::min(value, static_cast<size_t>(most)));
         return kOk;
     }
+    // Smaller values are raised to the smallest libcuda keeps.
     case CU_LIMIT_PRINTF_FIFO_SIZE:
+        return c->devrt().setFifoLimit(std::max(value, core::DeviceRuntime::kMinFifoBytes));
     case CU_LIMIT_MALLOC_HEAP_SIZE:
+        return c->devrt().setHeapLimit(std::max(value, core::DeviceRuntime::kMinHeapBytes));
     case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH:
     case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
     case CU_LIMIT_SHMEM_SIZE:

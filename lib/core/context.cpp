@@ -7,6 +7,7 @@
 #include "common/align.h"
 #include "common/trace.h"
 #include "core/device.h"
+#include "core/devrt.h"
 #include "core/event.h"
 #include "core/handle_registry.h"
 #include "core/memory.h"
@@ -28,7 +29,10 @@ Result<Context*> Context::create(Device& device, unsigned flags, bool primary) {
 }
 
 Context::Context(Device& device, bool primary)
-    : device_(device), primary_(primary), nullStream_(*this, Stream::Kind::Legacy, 0, 0) {}
+    : device_(device),
+      primary_(primary),
+      nullStream_(*this, Stream::Kind::Legacy, 0, 0),
+      devrt_(std::make_unique<DeviceRuntime>(*this)) {}
 Context::~Context() = default;
 
 Context* Context::fromHandle(CUcontext handle) { return HandleRegistry<Context>::get().find(handle); }
@@ -104,6 +108,7 @@ void Context::deactivate() {
     nullStream_.reset();
     staging_->forgetChannels();
     channels_.reset();
+    devrt_->release();
     staging_.reset();
     host_.reset();
     heap_.reset();
@@ -138,7 +143,16 @@ Status Context::synchronize() {
             if (!s.ok() && first.ok()) first = s;
         }
     }
+    devrt_->flush();
     return first;
+}
+
+void Context::flushDeviceOutput() { devrt_->flush(); }
+
+Status Context::noteFault(Status s) {
+    if (devrt_->asserted()) s = Status(CUDA_ERROR_ASSERT, s.driverStatus(), s.where());
+    markFailed(s.code());
+    return s;
 }
 
 Result<hw::ContextChannels::Lane> Context::laneFor(size_t index) {

@@ -25,6 +25,7 @@ namespace nvl::core {
 
 class Device;
 class DeviceHeap;
+class DeviceRuntime;
 class Event;
 class HostMemory;
 class Staging;
@@ -100,11 +101,15 @@ public:
                (r >= CUDA_ERROR_HARDWARE_STACK_ERROR && r <= CUDA_ERROR_LAUNCH_FAILED);
     }
     // 's', after marking this context failed when 's' is such a fault (work
-    // on this context's channels found it).
-    Status noted(Status s) {
-        if (isFault(s.code())) markFailed(s.code());
-        return s;
-    }
+    // on this context's channels found it). A trap that follows a failed
+    // device assert is CUDA_ERROR_ASSERT, as in libcuda.
+    Status noted(Status s) { return isFault(s.code()) ? noteFault(s) : s; }
+
+    // printf, assert, malloc/free in kernels: the FIFO, the heap, their
+    // limits. flushDeviceOutput() prints what kernels printed (the
+    // synchronising calls run it).
+    DeviceRuntime& devrt() { return *devrt_; }
+    void flushDeviceOutput();
 
     // Launch support: what constant bank 0 and the QMD need from the context,
     // a note that new code was placed (caches must be invalidated before the
@@ -143,6 +148,7 @@ public:
 
 private:
     Context(Device& device, bool primary);
+    Status noteFault(Status s);
 
     Device& device_;
     const bool primary_;
@@ -161,6 +167,7 @@ private:
     std::atomic<uint64_t> codeGeneration_{1};
     std::array<std::atomic<uint64_t>, kMaxLanes> laneCodeSeen_{};
     std::atomic<CUresult> sticky_{CUDA_SUCCESS};
+    std::unique_ptr<DeviceRuntime> devrt_;  // lives as long as the Context object
 
     // Lanes: created under localMutex_ (a new lane gets the current local memory).
     Result<hw::ContextChannels::Lane> laneFor(size_t index);

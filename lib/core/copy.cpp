@@ -94,25 +94,31 @@ Status submitFill(Stream& st, uint64_t dst, uint32_t value, uint32_t elementSize
     return wait ? ch.wait(done) : kOk;
 }
 
+// Blocking copies are synchronising calls: kernels' printf output comes out.
+Status flushed(Stream& st, Sync sync, Status s) {
+    if (sync == Sync::Blocking) st.context().flushDeviceOutput();
+    return s;
+}
+
 }  // namespace
 
 Status copyHostToDevice(Stream& st, uint64_t dst, const void* src, uint64_t bytes, Sync sync) {
     auto d = gpuReachable(dst, bytes);
     if (!d) return CUDA_ERROR_INVALID_VALUE;
-    return copyPlaces(st, *d, classify(reinterpret_cast<uint64_t>(src), bytes), bytes, sync);
+    return flushed(st, sync, copyPlaces(st, *d, classify(reinterpret_cast<uint64_t>(src), bytes), bytes, sync));
 }
 
 Status copyDeviceToHost(Stream& st, void* dst, uint64_t src, uint64_t bytes, Sync sync) {
     auto s = gpuReachable(src, bytes);
     if (!s) return CUDA_ERROR_INVALID_VALUE;
-    return copyPlaces(st, classify(reinterpret_cast<uint64_t>(dst), bytes), *s, bytes, sync);
+    return flushed(st, sync, copyPlaces(st, classify(reinterpret_cast<uint64_t>(dst), bytes), *s, bytes, sync));
 }
 
 Status copyDeviceToDevice(Stream& st, uint64_t dst, uint64_t src, uint64_t bytes, Sync sync) {
     auto d = gpuReachable(dst, bytes);
     auto s = gpuReachable(src, bytes);
     if (!d || !s) return CUDA_ERROR_INVALID_VALUE;
-    return copyPlaces(st, *d, *s, bytes, sync);
+    return flushed(st, sync, copyPlaces(st, *d, *s, bytes, sync));
 }
 
 Status copyUnified(Stream& st, uint64_t dst, uint64_t src, uint64_t bytes, Sync sync) {
@@ -122,7 +128,7 @@ Status copyUnified(Stream& st, uint64_t dst, uint64_t src, uint64_t bytes, Sync 
     // not pageable memory.
     if (d.kind == Place::Pageable && AddressMap::get().find(dst)) return CUDA_ERROR_INVALID_VALUE;
     if (s.kind == Place::Pageable && AddressMap::get().find(src)) return CUDA_ERROR_INVALID_VALUE;
-    return copyPlaces(st, d, s, bytes, sync);
+    return flushed(st, sync, copyPlaces(st, d, s, bytes, sync));
 }
 
 Status fill(Stream& st, uint64_t dst, uint32_t value, uint32_t elementSize, uint64_t count, Sync sync) {

@@ -57,7 +57,9 @@ Status Event::query() const {
 Status Event::synchronize() const {
     Point p = point();
     if (!p.channel) return kOk;
-    return (flags_ & CU_EVENT_BLOCKING_SYNC) ? p.channel->wait(p.value, hw::WaitMode::Block) : p.channel->wait(p.value);
+    Status s = (flags_ & CU_EVENT_BLOCKING_SYNC) ? p.channel->wait(p.value, hw::WaitMode::Block) : p.channel->wait(p.value);
+    ctx_.flushDeviceOutput();
+    return s;
 }
 
 Result<float> Event::elapsedMs(const Event& start, const Event& end) {

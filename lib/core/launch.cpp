@@ -5,6 +5,7 @@
 
 #include "core/context.h"
 #include "core/device.h"
+#include "core/devrt.h"
 #include "core/module.h"
 #include "core/stream.h"
 #include "hw/compute.h"
@@ -97,6 +98,7 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
     const uint32_t stack = std::max(k.localBytesPerThread, ctx.stackBytes());
     NVL_TRY(ctx.ensureLocalMemory(stack));
     ctx.raiseStackBytes(stack);
+    if (k.devrtUses) ctx.devrt().noteLaunch(k.devrtUses);  // the FIFO / heap limits are fixed from now on
 
     const hw::KernelDescriptor& d = f.descriptor();
     const hw::ComputeState state = ctx.computeState();

@@ -6,6 +6,7 @@
 #include "core/context.h"
 #include "core/copy.h"
 #include "core/device.h"
+#include "core/devrt.h"
 #include "core/handle_registry.h"
 #include "core/memory.h"
 #include "hw/cpu.h"
@@ -60,6 +61,17 @@ Result<Module*> Module::loadFile(Context& ctx, const char* path, loader::JitOpti
 
 Status Module::place(loader::Image image) {
     std::lock_guard lock(mutex_);
+    // Loading a module is a synchronising point for kernels' printf output (libcuda).
+    ctx_.flushDeviceOutput();
+    if (image.devrtStateOffset != loader::Image::kNoDevrt) {
+        // The device runtime linked into the image finds this context's State through its slot.
+        uint8_t uses = 0;
+        for (const loader::Kernel& k : image.kernels) uses |= k.devrtUses;
+        NVL_ASSIGN_OR_RETURN(uint64_t state, ctx_.devrt().stateAddress(uses));
+        if (image.devrtStateOffset > image.bytes.size() || image.bytes.size() - image.devrtStateOffset < sizeof state)
+            return CUDA_ERROR_INVALID_IMAGE;
+        std::memcpy(image.bytes.data() + image.devrtStateOffset, &state, sizeof state);
+    }
     const uint64_t align = std::max<uint64_t>(image.alignment, 1);
     const uint64_t total = image.allocationBytes();
     NVL_ASSIGN_OR_RETURN(DeviceHeap::Block block, ctx_.heap().alloc(total + align));

@@ -52,8 +52,11 @@ bool Stream::quiet() const {
     return true;
 }
 
-Status Stream::afterSubmit(hw::Channel& ch, uint64_t value) {
-    return Runtime::get().launchBlocking() ? ch.wait(value) : kOk;
+Status Stream::afterSubmit(hw::Channel& ch, uint64_t value) const {
+    if (!Runtime::get().launchBlocking()) return kOk;
+    Status s = ch.wait(value);
+    ctx_.flushDeviceOutput();
+    return s;
 }
 
 // The legacy stream's work includes, as in libcuda, what the blocking streams
@@ -75,8 +78,13 @@ Status Stream::query(bool withImplicit) const {
 }
 
 Status Stream::synchronize(bool withImplicit) const {
-    for (const Point& p : work(withImplicit)) NVL_TRY(p.channel->wait(p.value));
-    return kOk;
+    Status s = kOk;
+    for (const Point& p : work(withImplicit)) {
+        s = p.channel->wait(p.value);
+        if (!s.ok()) break;
+    }
+    ctx_.flushDeviceOutput();
+    return s;
 }
 
 Status Stream::waitFor(Point p) {

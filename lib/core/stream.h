@@ -140,8 +140,9 @@ public:
 private:
     static uint64_t newId();
     void collect(Dependencies& deps, const Point* extra) const;
-    // CUDA_LAUNCH_BLOCKING=1: every submission returns once it is done.
-    static Status afterSubmit(hw::Channel& ch, uint64_t value);
+    // CUDA_LAUNCH_BLOCKING=1: every submission returns once it is done
+    // (and what its kernel printed is out).
+    Status afterSubmit(hw::Channel& ch, uint64_t value) const;
     // The work query() and synchronize() cover.
     Dependencies work(bool withImplicit) const;
     void setLast(Point p) {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/trace.h"
+#include "loader/devrt_link.h"
 #include "loader/elf_file.h"
 #include "loader/kernel_info.h"
 #include "loader/layout.h"
@@ -77,6 +78,15 @@ Status readRelocations(const ElfFile& elf, const Layout& layout, Image& image) {
             if (!inBounds(site, width, target.size)) return CUDA_ERROR_INVALID_IMAGE;
             if (r.symbol == 0 || r.symbol >= syms.size()) return CUDA_ERROR_INVALID_IMAGE;
             const ElfSymbol& sym = syms[r.symbol];
+            uint64_t at = layout.offset[target.index] + site;
+            int64_t addend = r.addend;
+            if (!r.explicitAddend && !reloc::implicitAddend(r.type, image.bytes.data() + at, &addend))
+                return CUDA_ERROR_INVALID_IMAGE;
+            if (sym.section == SHN_UNDEF && !sym.name.empty()) {
+                // vprintf, malloc, ...: the device runtime's (devrt::link).
+                image.externs.push_back({at, r.type, sym.name, addend});
+                continue;
+            }
             if (!layout.placed(sym.section)) {
                 if (trace::driver()) trace::print("loader: relocation against unresolved symbol '%s'", sym.name.c_str());
                 return CUDA_ERROR_INVALID_IMAGE;
@@ -84,10 +94,6 @@ Status readRelocations(const ElfFile& elf, const Layout& layout, Image& image) {
             const ElfSection& home = *elf.section(sym.section);
             uint64_t rel = home.relative(sym.value);
             if (rel > home.size) return CUDA_ERROR_INVALID_IMAGE;
-            uint64_t at = layout.offset[target.index] + site;
-            int64_t addend = r.addend;
-            if (!r.explicitAddend && !reloc::implicitAddend(r.type, image.bytes.data() + at, &addend))
-                return CUDA_ERROR_INVALID_IMAGE;
             image.relocations.push_back({at, r.type, layout.offset[home.index] + rel, addend});
         }
     }
@@ -150,6 +156,7 @@ Result<Image> parse(Bytes bytes) {
     NVL_TRY(readGlobals(*elf, layout, image));
     NVL_TRY(readKernels(*elf, layout, image));
     NVL_TRY(readRelocations(*elf, layout, image));
+    if (!image.externs.empty()) NVL_TRY(devrt::link(*elf, image));
     if (trace::driver())
         trace::print("loader: cubin sm_%u (from compute_%u): %zu kernels, %zu globals, %zu relocations, %zu+%llu bytes",
                      image.smVersion, image.ptxVersion, image.kernels.size(), image.globals.size(),

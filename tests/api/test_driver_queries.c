@@ -164,9 +164,19 @@ static void test_ctx_limits(void **state) {
     assert_cu_ok(cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, (size_t)1 << 40));
     assert_cu_ok(cuCtxGetLimit(&v, CU_LIMIT_PERSISTING_L2_CACHE_SIZE));
     assert_int_equal(v, (size_t)most);
+    /* printf's FIFO and the device heap: libcuda 580's defaults and smallest values. */
+    assert_cu_ok(cuCtxGetLimit(&v, CU_LIMIT_PRINTF_FIFO_SIZE));
+    assert_int_equal(v, 8650752);
+    assert_cu_ok(cuCtxGetLimit(&v, CU_LIMIT_MALLOC_HEAP_SIZE));
+    assert_int_equal(v, 8u << 20);
+    assert_cu_ok(cuCtxSetLimit(CU_LIMIT_PRINTF_FIFO_SIZE, 1));
+    assert_cu_ok(cuCtxGetLimit(&v, CU_LIMIT_PRINTF_FIFO_SIZE));
+    assert_int_equal(v, 512u << 10);
+    assert_cu_ok(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, (16u << 20) + 3));
+    assert_cu_ok(cuCtxGetLimit(&v, CU_LIMIT_MALLOC_HEAP_SIZE));
+    assert_int_equal(v, (16u << 20) + 3);
     /* Limits of features nvlite does not provide. */
-    static const CUlimit unsupported[] = {CU_LIMIT_PRINTF_FIFO_SIZE, CU_LIMIT_MALLOC_HEAP_SIZE,
-                                          CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT};
+    static const CUlimit unsupported[] = {CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT};
     for (size_t i = 0; i < TS_ARRAY_SIZE(unsupported); ++i) {
         assert_cu(CUDA_ERROR_UNSUPPORTED_LIMIT, cuCtxGetLimit(&v, unsupported[i]));
         assert_cu(CUDA_ERROR_UNSUPPORTED_LIMIT, cuCtxSetLimit(unsupported[i], 4096));
