@@ -373,5 +373,16 @@ test-hw-cudart: $(if $(filter 1,$(NO_BUILD)),,$(CUDART_BINS))
 	@if [ -z "$(CUDART_BINS)" ]; then echo "test-hw-cudart: no nvcc ($(NVCC)): the runtime-API programs were not built"; exit 1; fi
 	@env -u NVLITE_DEVICE tests/run_tests.sh $(CUDART_BINS)
 
+# The smallest program that does what CuPy's matmul does (tests/dropin/cublas_sgemm.cu):
+# static cudart and cuBLAS, no driver linked.
+ifneq ($(wildcard $(NVCC)),)
+$(BUILD)/dropin/cublas_sgemm: tests/dropin/cublas_sgemm.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -std=c++17 -O2 -arch=sm_90 -Xcompiler -Wall,-Wextra,-Werror -cudart=static $< -o $@ -lcublas \
+	  -Xlinker -rpath -Xlinker $(CUDA_HOME)/lib64
+
+dropin-checks: $(BUILD)/dropin/cublas_sgemm
+endif
+
 # Not yet part of make test: cudart 13 loads every kernel through
 # cuLibraryLoadData, which nvlite does not provide yet (issue 10, part A).
