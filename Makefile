@@ -338,7 +338,7 @@ endif
 # tests/cudart/*.cu: cmocka programs that use only the runtime API, built by
 # nvcc with static and with shared cudart. Their RPATH puts build/driver
 # (nvlite as libcuda.so.1) first, so nvlite is their driver wherever they run.
-# make test-cudart      runs them on the simulated driver
+# make test-cudart      runs them on the simulated driver (part of make test)
 # make test-hw-cudart   runs them on the GPU (kernels' results checked)
 # Without nvcc ($(NVCC)) they are not built, and both targets say so.
 NVCC        ?= $(CUDA_HOME)/bin/nvcc
@@ -384,5 +384,6 @@ $(BUILD)/dropin/cublas_sgemm: tests/dropin/cublas_sgemm.cu
 dropin-checks: $(BUILD)/dropin/cublas_sgemm
 endif
 
-# Not yet part of make test: cudart 13 loads every kernel through
-# cuLibraryLoadData, which nvlite does not provide yet (issue 10, part A).
+ifneq ($(NO_BUILD),1)
+test: test-cudart
+endif
