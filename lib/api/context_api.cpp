@@ -293,16 +293,32 @@ Status devicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
     return kOk;
 }
 
+// A primary context about to go first runs its context-local storage
+// destructors (cudart's state), outside the device's lock: they may call the
+// driver, the cuDevicePrimaryCtx* functions included.
 Status devicePrimaryCtxRelease(CUdevice dev) {
     NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    Context* last = nullptr;
+    {
+        std::lock_guard lock(d->primaryMutex);
+        if (d->primaryRefs == 0) return CUDA_ERROR_INVALID_CONTEXT;
+        if (d->primaryRefs == 1) last = d->primary;
+    }
+    if (last) last->storage.destroyAll(last->handle());
     std::lock_guard lock(d->primaryMutex);
-    if (d->primaryRefs == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (d->primaryRefs == 0) return CUDA_ERROR_INVALID_CONTEXT;  // released meanwhile
     if (--d->primaryRefs == 0) d->primary->deactivate();
     return kOk;
 }
 
 Status devicePrimaryCtxReset(CUdevice dev) {
     NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    Context* primary = nullptr;
+    {
+        std::lock_guard lock(d->primaryMutex);
+        primary = d->primary;
+    }
+    if (primary) primary->storage.destroyAll(primary->handle());
     std::lock_guard lock(d->primaryMutex);
     if (d->primary) d->primary->deactivate();
     return kOk;

@@ -203,6 +203,8 @@ typedef struct {
     int calls;
     CUcontext ctx;
     void *key, *value;
+    CUresult state; /* cuDevicePrimaryCtxGetState from inside the destructor */
+    int active;
 } destructor_log;
 
 static destructor_log g_log;
@@ -212,7 +214,11 @@ static void record_destructor(CUcontext ctx, void *key, void *value) {
     g_log.ctx = ctx;
     g_log.key = key;
     g_log.value = value;
-    /* The context still works while its destructors run. */
+    /* The driver may be called, the primary-context functions included, and
+     * the context is still active. */
+    unsigned flags = 0;
+    g_log.active = -1;
+    g_log.state = cuDevicePrimaryCtxGetState(0, &flags, &g_log.active);
     void *v = NULL;
     storage_get_fn get = SLOT(storage_get_fn, kStorage, 2);
     (void)get(&v, ctx, key); /* taken out before: no value */
@@ -295,6 +301,7 @@ static void test_storage_destructor_on_primary_release_and_reset(void **state) {
     int key, value, value2;
     void *v = NULL;
     memset(&g_log, 0, sizeof g_log);
+    ts_watchdog_arm("a destructor calling the driver", 60); /* a destructor run under a lock it takes would hang */
     assert_cu_ok(cuDevicePrimaryCtxRetain(&p, 0));
     assert_cu_ok(cuDevicePrimaryCtxRetain(&p, 0));
     assert_cu_ok(put(p, &key, &value, record_destructor));
@@ -305,6 +312,8 @@ static void test_storage_destructor_on_primary_release_and_reset(void **state) {
     assert_int_equal(g_log.calls, 1);
     assert_ptr_equal(g_log.ctx, p);
     assert_ptr_equal(g_log.value, &value);
+    assert_cu_ok(g_log.state);
+    assert_int_equal(g_log.active, 1);
 
     assert_cu_ok(cuDevicePrimaryCtxRetain(&p, 0));
     assert_cu_ok(cuCtxPushCurrent(p));
@@ -315,8 +324,11 @@ static void test_storage_destructor_on_primary_release_and_reset(void **state) {
     assert_ptr_equal(g_log.ctx, p);
     assert_ptr_equal(g_log.key, &key);
     assert_ptr_equal(g_log.value, &value2);
+    assert_cu_ok(g_log.state);
+    assert_int_equal(g_log.active, 1);
     assert_cu(CUDA_ERROR_INVALID_HANDLE, get(&v, p, &key));
     assert_cu_ok(cuCtxPopCurrent(NULL));
+    ts_watchdog_disarm();
 }
 
 /* Threads putting, reading and deleting keys of one context at once, while
