@@ -9,6 +9,11 @@
 #
 # NO_BUILD=1 runs already-built test binaries (for machines without the
 # build dependencies, such as the GPU box).
+#
+# Two builds of the library: the release one in $(BUILD)/lib (what `make`,
+# `make install`, the samples and benchmarks use) and a checked one in
+# $(BUILD)/checked (NVL_ASSERT on: lib/common/assert.h) that every test links.
+# Sanitizer builds (SAN=...) are checked throughout.
 
 CXX      ?= g++
 CC       ?= gcc
@@ -18,12 +23,14 @@ CUDA_HOME ?= /usr/local/cuda
 
 VERSION  := 0.1.0
 SONAME   := libnvlite.so.0
+SIM_SONAME := libnvlite_sim.so.0
 
 WARN      := -Wall -Wextra -Werror
 CXXFLAGS  ?= -O2 -g
 CFLAGS    ?= -O2 -g
 SAN       ?=
-ALL_CXXFLAGS := -std=c++20 $(WARN) -fPIC -fvisibility=hidden -Iinclude -Ilib -I$(BUILD)/gen -MMD -MP $(SAN) $(CXXFLAGS)
+CHECK_FLAGS  := -DNVLITE_CHECKED=1
+ALL_CXXFLAGS := -std=c++20 $(WARN) -fPIC -fvisibility=hidden -Iinclude -Ilib -I$(BUILD)/gen -MMD -MP $(SAN) $(if $(SAN),$(CHECK_FLAGS)) $(CXXFLAGS)
 ALL_CFLAGS   := -std=c11 $(WARN) -Iinclude -MMD -MP $(SAN) $(CFLAGS)
 LIB_LDLIBS   := -lelf -lpthread -ldl
 TEST_LDLIBS  := -lcmocka -lelf -lpthread -ldl -lm
@@ -38,10 +45,25 @@ ENTRY_GEN     := $(BUILD)/gen/api/entry_thunks.cpp $(BUILD)/gen/api/entry_impls.
 ENTRY_STAMP   := $(BUILD)/gen/api/stamp
 GEN_ENTRY     := python3 tools/gen_entry_points.py
 
-LIB_SRCS  := $(shell find lib -name '*.cpp' | sort)
+# The simulated driver (lib/kdrv/sim) is a library of its own, libnvlite_sim.so,
+# which libnvlite.so loads only for NVLITE_DEVICE=sim.
+LIB_SRCS  := $(shell find lib -name '*.cpp' -not -path 'lib/kdrv/sim/*' | sort)
+SIM_SRCS  := $(sort $(wildcard lib/kdrv/sim/*.cpp))
 LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/api/entry_thunks.o
+SIM_OBJS  := $(SIM_SRCS:%.cpp=$(BUILD)/obj/%.o)
 SHLIB     := $(BUILD)/lib/libnvlite.so.$(VERSION)
+SIMLIB    := $(BUILD)/lib/libnvlite_sim.so.$(VERSION)
 STATIC    := $(BUILD)/lib/libnvlite_internal.a
+
+# The checked build the tests link: same sources, NVL_ASSERT on.
+CHK          := $(BUILD)/checked
+CHK_LIB_OBJS := $(LIB_SRCS:%.cpp=$(CHK)/obj/%.o) $(CHK)/obj/gen/api/entry_thunks.o
+CHK_SIM_OBJS := $(SIM_SRCS:%.cpp=$(CHK)/obj/%.o)
+CHK_SHLIB    := $(CHK)/lib/libnvlite.so.$(VERSION)
+CHK_SIMLIB   := $(CHK)/lib/libnvlite_sim.so.$(VERSION)
+CHK_STATIC   := $(CHK)/lib/libnvlite_internal.a
+CHK_LIBS     := $(CHK_SHLIB) $(CHK)/lib/$(SONAME) $(CHK)/lib/libnvlite.so $(CHK_SIMLIB) $(CHK)/lib/$(SIM_SONAME) $(CHK)/lib/libnvlite_sim.so
+TEST_CXXFLAGS := $(ALL_CXXFLAGS) $(CHECK_FLAGS)
 
 # Unit tests (C++, link the internal archive) and API tests (C, link the .so).
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.cpp) $(wildcard tests/sim/test_*.cpp))
@@ -58,11 +80,18 @@ SAMPLE_BINS := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_SRCS))
 # Keep the test objects make builds on the way (it would delete them as intermediates).
 .SECONDARY:
 
-.PHONY: all lib driver samples bench probes tests test test-hw test-tsan install clean header-check entry-check stubs-md demo
+.PHONY: all lib driver checked lib-check compile-fail-check defs-check samples bench probes tests test test-hw test-tsan install clean header-check entry-check stubs-md demo
 
 all: lib samples
 
-lib: $(SHLIB) $(BUILD)/lib/$(SONAME) $(BUILD)/lib/libnvlite.so $(STATIC) driver
+lib: $(SHLIB) $(BUILD)/lib/$(SONAME) $(BUILD)/lib/libnvlite.so $(SIMLIB) $(BUILD)/lib/$(SIM_SONAME) $(BUILD)/lib/libnvlite_sim.so $(STATIC) driver
+
+checked: $(CHK_LIBS) $(CHK_STATIC) $(CHK)/driver/libcuda.so.1
+
+# The checked build's driver names (tests that run themselves through nvlite-run).
+$(CHK)/driver/libcuda.so.1: | $(CHK)/lib/$(SONAME)
+	@mkdir -p $(dir $@)
+	ln -sf ../lib/$(SONAME) $@
 
 # nvlite as the driver: libcuda.so.1 and libcuda.so names in a folder of their
 # own, and the launcher that puts that folder first (tools/nvlite-run).
@@ -111,37 +140,69 @@ $(BUILD)/devrt/devrt_sm%.cubin: devrt/devrt.cu lib/core/devrt_abi.h
 
 $(BUILD)/obj/lib/loader/devrt_image.o: $(DEVRT_CUBINS)
 $(BUILD)/obj/lib/loader/devrt_image.o: ALL_CXXFLAGS += -DNVL_DEVRT_DIR='"$(BUILD)/devrt"'
+$(CHK)/obj/lib/loader/devrt_image.o: $(DEVRT_CUBINS)
+$(CHK)/obj/lib/loader/devrt_image.o: TEST_CXXFLAGS += -DNVL_DEVRT_DIR='"$(BUILD)/devrt"'
 
-$(SHLIB): $(LIB_OBJS) lib/exports.map
+$(CHK)/obj/gen/%.o: $(BUILD)/gen/%.cpp
 	@mkdir -p $(dir $@)
-	$(CXX) -shared -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions -Wl,--no-undefined -Wl,--version-script=lib/exports.map $(SAN) -o $@ $(LIB_OBJS) $(LIB_LDLIBS)
+	$(CXX) $(TEST_CXXFLAGS) -c $< -o $@
 
-$(BUILD)/lib/$(SONAME): $(SHLIB)
-	ln -sf $(notdir $(SHLIB)) $@
-
-$(BUILD)/lib/libnvlite.so: $(BUILD)/lib/$(SONAME)
-	ln -sf $(SONAME) $@
-
-$(STATIC): $(LIB_OBJS)
+$(CHK)/obj/%.o: %.cpp | $(ENTRY_GEN)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	$(CXX) $(TEST_CXXFLAGS) -c $< -o $@
+
+# Link rules, the same for both builds: $(call link_rules,folder,lib objects,sim objects).
+define link_rules
+$(1)/lib/libnvlite.so.$(VERSION): $(2) lib/exports.map
+	@mkdir -p $$(dir $$@)
+	$$(CXX) -shared -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions -Wl,--no-undefined -Wl,--version-script=lib/exports.map $$(SAN) -o $$@ $(2) $$(LIB_LDLIBS)
+
+$(1)/lib/libnvlite_sim.so.$(VERSION): $(3) lib/kdrv/sim/exports.map
+	@mkdir -p $$(dir $$@)
+	$$(CXX) -shared -Wl,-soname,$(SIM_SONAME) -Wl,-Bsymbolic-functions -Wl,--no-undefined -Wl,--version-script=lib/kdrv/sim/exports.map $$(SAN) -o $$@ $(3) -lpthread
+
+$(1)/lib/$(SONAME): $(1)/lib/libnvlite.so.$(VERSION)
+	ln -sf libnvlite.so.$(VERSION) $$@
+
+$(1)/lib/libnvlite.so: $(1)/lib/$(SONAME)
+	ln -sf $(SONAME) $$@
+
+$(1)/lib/$(SIM_SONAME): $(1)/lib/libnvlite_sim.so.$(VERSION)
+	ln -sf libnvlite_sim.so.$(VERSION) $$@
+
+$(1)/lib/libnvlite_sim.so: $(1)/lib/$(SIM_SONAME)
+	ln -sf $(SIM_SONAME) $$@
+
+$(1)/lib/libnvlite_internal.a: $(2)
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+endef
+$(eval $(call link_rules,$(BUILD),$(LIB_OBJS),$(SIM_OBJS)))
+$(eval $(call link_rules,$(CHK),$(CHK_LIB_OBJS),$(CHK_SIM_OBJS)))
 
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Iinclude/nvlite -Itests -c $< -o $@
 
-$(BUILD)/tests/%: tests/%.cpp $(STATIC) $(TEST_SUPPORT)
+# Tests link the checked build: C++ tests its internal archive and the
+# simulator's objects (kdrv.cpp then takes the simulator linked in), C tests
+# its libnvlite.so like any program (and libnvlite_sim.so only when they call
+# nvlite.h's simulator hook).
+$(BUILD)/tests/%: tests/%.cpp $(CHK_STATIC) $(CHK_SIM_OBJS) $(TEST_SUPPORT)
 	@mkdir -p $(dir $@)
-	$(CXX) $(ALL_CXXFLAGS) -Iinclude/nvlite -Itests $< -o $@ $(TEST_SUPPORT) $(STATIC) $(TEST_LDLIBS)
+	$(CXX) $(TEST_CXXFLAGS) -Iinclude/nvlite -Itests $< -o $@ $(TEST_SUPPORT) $(CHK_SIM_OBJS) $(CHK_STATIC) $(TEST_LDLIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT) $(BUILD)/lib/libnvlite.so
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT) $(CHK_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN) $< $(TEST_SUPPORT) -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../../lib' $(TEST_LDLIBS)
+	$(CC) $(SAN) $< $(TEST_SUPPORT) -o $@ -L$(CHK)/lib -lnvlite -Wl,--as-needed -lnvlite_sim -Wl,--no-as-needed \
+	  -Wl,-rpath,'$$ORIGIN/../../checked/lib' $(TEST_LDLIBS)
 
-# Samples that compile kernels use NVRTC from the CUDA toolkit (the library does not).
-SAMPLE_NVRTC := -I$(CUDA_HOME)/include -L$(CUDA_HOME)/lib64 -Wl,--as-needed -lnvrtc -Wl,-rpath,$(CUDA_HOME)/lib64 -lm
+# Samples that compile kernels open NVRTC from the CUDA toolkit with dlopen
+# (samples/nvrtc_compile.h, shared with the benchmarks and the tests; the
+# library does not use NVRTC).
+SAMPLE_NVRTC := -ldl -lm
 
-$(BUILD)/samples/%: samples/%.c $(BUILD)/lib/libnvlite.so
+$(BUILD)/samples/%: samples/%.c $(BUILD)/lib/libnvlite.so $(BUILD)/lib/$(SIM_SONAME)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Iinclude/nvlite $< -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' $(SAMPLE_NVRTC) $(SAN)
 
@@ -169,7 +230,7 @@ bench: $(BENCH_BINS)
 # that locals keep their values across the longjmp.
 PROBE_CFLAGS := $(ALL_CFLAGS) -O0
 PROBE_BINS := $(BUILD)/probes/compat_probe_libcuda $(BUILD)/probes/compat_probe_nvlite $(BUILD)/probes/module_probe \
-              $(BUILD)/probes/dropin_probe $(BUILD)/probes/devrt_probe
+              $(BUILD)/probes/dropin_probe $(BUILD)/probes/devrt_probe $(BUILD)/probes/launch_probe
 
 $(BUILD)/probes/compat_probe_libcuda: tests/compat/compat_probe.c tests/compat/probe.h
 	@mkdir -p $(dir $@)
@@ -180,6 +241,12 @@ $(BUILD)/probes/compat_probe_nvlite: tests/compat/compat_probe.c tests/compat/pr
 	$(CC) $(PROBE_CFLAGS) $< -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
 
 $(BUILD)/probes/module_probe: tests/compat/module_probe.c tests/compat/probe.h $(BUILD)/obj/tests/support/ts_kernels.o $(BUILD)/lib/libnvlite.so
+	@mkdir -p $(dir $@)
+	$(CC) $(PROBE_CFLAGS) -Itests $< $(BUILD)/obj/tests/support/ts_kernels.o -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
+
+# launch_probe: library/kernel objects, cuLaunchKernelEx, cooperative, cluster
+# and legacy launches, run like module_probe (one section per run: its header).
+$(BUILD)/probes/launch_probe: tests/compat/launch_probe.c tests/compat/probe.h $(BUILD)/obj/tests/support/ts_kernels.o $(BUILD)/lib/libnvlite.so
 	@mkdir -p $(dir $@)
 	$(CC) $(PROBE_CFLAGS) -Itests $< $(BUILD)/obj/tests/support/ts_kernels.o -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
 
@@ -201,7 +268,7 @@ tests: $(UNIT_BINS) $(API_BINS) $(HW_BINS)
 ifeq ($(NO_BUILD),1)
 TEST_DEPS :=
 else
-TEST_DEPS := tests driver samples bench probes
+TEST_DEPS := tests driver checked samples bench probes
 endif
 
 # Every test binary runs; the summary says how many failed.
@@ -210,6 +277,9 @@ test: $(TEST_DEPS)
 ifneq ($(NO_BUILD),1)
 	@$(MAKE) --no-print-directory header-check
 	@$(MAKE) --no-print-directory entry-check
+	@$(MAKE) --no-print-directory lib-check
+	@$(MAKE) --no-print-directory compile-fail-check
+	@$(MAKE) --no-print-directory defs-check
 endif
 
 test-hw: $(TEST_DEPS)
@@ -229,7 +299,7 @@ test-hw: $(TEST_DEPS)
 TSAN_BUILD ?= $(BUILD)-tsan
 TSAN_TESTS ?= tests/api/test_threads tests/api/test_copy_ptds tests/api/test_context tests/api/test_init \
               tests/api/test_driver_queries \
-              tests/api/test_faults tests/api/test_events tests/unit/test_devrt_threads \
+              tests/api/test_faults tests/api/test_events tests/unit/test_devrt_threads tests/api/test_library \
               tests/api/test_private_tables
 TSAN_BINS  := $(addprefix $(TSAN_BUILD)/,$(TSAN_TESTS))
 TSAN_RUN_OPTIONS := halt_on_error=1 exitcode=66 second_deadlock_stack=1
@@ -263,15 +333,34 @@ entry-check: $(SHLIB)
 stubs-md:
 	$(GEN_ENTRY) stubs-md --cc "$(CC)" --table $(ENTRY_TABLE) $(ENTRY_HEADERS) > NOT_SUPPORTED.md
 
+# What the release libraries expose: only cu* from libnvlite.so, the simulator
+# in libnvlite_sim.so, loaded on demand (tests/libs/check_libs.sh).
+$(BUILD)/libcheck/init_probe: tests/libs/init_probe.c $(BUILD)/lib/libnvlite.so
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude/nvlite $< -o $@ -L$(BUILD)/lib -lnvlite
+
+lib-check: lib $(BUILD)/libcheck/init_probe
+	@tests/libs/check_libs.sh $(BUILD)/lib $(BUILD)/libcheck/init_probe
+
+# Typed push-buffer methods: wrong method writes must not compile (tests/compile_fail).
+compile-fail-check:
+	@tests/compile_fail/run.sh $(CXX) -std=c++20 $(WARN) -Iinclude -Ilib $(CHECK_FLAGS)
+
+# lib/defs holds only what the code or a test references (tests/defs).
+defs-check:
+	@python3 tests/defs/check_defs_used.py
+
 header-check:
 	@$(MAKE) --no-print-directory -C tests/header check BUILD=$(abspath $(BUILD))/tests/header \
 	  NVLITE_LIB_DIR=$(abspath $(BUILD))/lib
 
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/nvlite $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHLIB) $(SIMLIB) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libnvlite.so
+	ln -sf $(notdir $(SIMLIB)) $(DESTDIR)$(PREFIX)/lib/$(SIM_SONAME)
+	ln -sf $(SIM_SONAME) $(DESTDIR)$(PREFIX)/lib/libnvlite_sim.so
 	install -m 644 include/nvlite/*.h $(DESTDIR)$(PREFIX)/include/nvlite/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' pkgconfig/nvlite.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/nvlite.pc
@@ -319,7 +408,8 @@ DROPIN_BINS := $(BUILD)/dropin/nvrtc_driver $(BUILD)/dropin/libmaps_check.so
 
 $(BUILD)/dropin/nvrtc_driver: tests/dropin/nvrtc_driver.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -I$(CUDA_HOME)/include $< -o $@ -L$(CUDA_HOME)/lib64/stubs -lcuda $(SAMPLE_NVRTC)
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -I$(CUDA_HOME)/include $< -o $@ -L$(CUDA_HOME)/lib64/stubs -lcuda \
+	  -L$(CUDA_HOME)/lib64 -lnvrtc -Wl,-rpath,$(CUDA_HOME)/lib64 -ldl -lm
 
 $(BUILD)/dropin/libmaps_check.so: tests/dropin/maps_check.c
 	@mkdir -p $(dir $@)
@@ -331,6 +421,25 @@ dropin-checks: $(DROPIN_BINS)
 ifneq ($(NO_BUILD),1)
 test: etrace-test dropin-checks
 endif
+
+# ---- Issue 10 part C: stream-ordered memory, 2D/3D copies and fills, host functions
+# tests/compat/mem_probe.c (sections pitch, pools, hostfunc, hostfault), built
+# against libcuda and against libnvlite like compat_probe.
+MEM_PROBE_BINS := $(BUILD)/probes/mem_probe_libcuda $(BUILD)/probes/mem_probe_nvlite
+
+$(BUILD)/probes/mem_probe_libcuda: tests/compat/mem_probe.c tests/compat/probe.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PROBE_CFLAGS) $< -o $@ -L$(CUDA_HOME)/lib64/stubs -lcuda -ldl -lpthread
+
+$(BUILD)/probes/mem_probe_nvlite: tests/compat/mem_probe.c tests/compat/probe.h $(BUILD)/lib/libnvlite.so
+	@mkdir -p $(dir $@)
+	$(CC) $(PROBE_CFLAGS) $< -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl -lpthread
+
+probes: $(MEM_PROBE_BINS)
+
+# Host functions run on a library thread; pools are shared by every thread.
+TSAN_TESTS += tests/api/test_host_func tests/api/test_mem_pool
+TSAN_BINS  += $(TSAN_BUILD)/tests/api/test_host_func $(TSAN_BUILD)/tests/api/test_mem_pool
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

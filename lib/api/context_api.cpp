@@ -1,6 +1,7 @@
 // Contexts: creation, the current-context stack, primary contexts.
 #include <algorithm>
 
+#include "api/api_internal.h"
 #include "api/entry.h"
 #include "api/entry_impls.h"
 #include "core/context.h"
@@ -153,14 +154,14 @@ Status ctxGetFlags(unsigned int* flags) {
 
 Status ctxSynchronize() {
     NVL_ASSIGN_OR_RETURN(Context * c, core::requireCurrent());
-    return c->noted(c->synchronize());
+    return synchronized(*c, c->noted(c->synchronize()));
 }
 
 Status ctxSynchronizeV2(CUcontext ctx) {
     NVL_ASSIGN_OR_RETURN(Context * c, contextOrCurrent(ctx));
     if (!c->active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     if (CUresult sticky = c->stickyError(); sticky != CUDA_SUCCESS) return sticky;
-    return c->noted(c->synchronize());
+    return synchronized(*c, c->noted(c->synchronize()));
 }
 
 Status ctxGetDeviceV2(CUdevice* device, CUcontext ctx) {

@@ -5,6 +5,7 @@
 #include "api/entry_impls.h"
 #include "core/context.h"
 #include "core/device.h"
+#include "core/mem_pool.h"
 #include "core/memory.h"
 #include "core/runtime.h"
 
@@ -52,6 +53,7 @@ Status memFree(CUdeviceptr dptr) {
     if (dptr == 0) return kOk;
     auto a = AddressMap::get().find(dptr);
     if (!a || a->base != dptr || a->kind != MemoryKind::Device) return CUDA_ERROR_INVALID_VALUE;
+    if (a->pool) return core::MemPools::get().free(dptr, a->pool);  // a stream-ordered allocation
     Context* owner = a->context;
     // Work still in flight may use it: the memory is reused at once.
     NVL_TRY(owner->noted(owner->synchronize()));

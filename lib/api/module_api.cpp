@@ -1,4 +1,5 @@
 // Modules, functions, launches, occupancy.
+#include <algorithm>
 #include <cstring>
 
 #include "api/api_internal.h"
@@ -7,6 +8,7 @@
 #include "core/context.h"
 #include "core/device.h"
 #include "core/launch.h"
+#include "core/library.h"
 #include "core/link.h"
 #include "core/module.h"
 #include "core/occupancy.h"
@@ -26,27 +28,35 @@ Status publish(CUmodule* module, Result<Module*> m) {
     return kOk;
 }
 
-// The object behind a function or module handle: one of ours, and its
-// module still loaded.
-template <class T, class Handle>
-Result<T*> live(Handle h) {
-    T* p = T::fromHandle(h);
+// The module behind a handle: one of ours, still loaded.
+Result<Module*> liveModule(CUmodule m) {
+    Module* p = Module::fromHandle(m);
     if (!p || !p->loaded()) return CUDA_ERROR_INVALID_HANDLE;
     return p;
 }
-Result<Function*> liveFunction(CUfunction f) { return live<Function>(f); }
-Result<Module*> liveModule(CUmodule m) { return live<Module>(m); }
-
-Status launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-              unsigned shared, CUstream stream, void** kernelParams, void** extra) {
-    NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(stream));
-    NVL_ASSIGN_OR_RETURN(Function * fn, liveFunction(f));
-    if (&fn->module().context() != &st->context()) return CUDA_ERROR_INVALID_HANDLE;
-    core::LaunchRequest r{{gx, gy, gz}, {bx, by, bz}, shared, kernelParams, extra};
-    return st->context().noted(core::launchKernel(*st, *fn, r));
-}
 
 }  // namespace
+
+Result<Function*> resolveFunction(CUfunction f, KernelAsFunction kernels, Context* ctx) {
+    if (Function* p = Function::fromHandle(f)) {
+        if (!p->loaded()) return CUDA_ERROR_INVALID_HANDLE;
+        return p;
+    }
+    // A CUkernel: its function in the context (the current one unless given).
+    core::Kernel* k = kernels == KernelAsFunction::Accepted ? core::Kernel::fromHandle(f) : nullptr;
+    if (!k || !k->loaded()) return CUDA_ERROR_INVALID_HANDLE;
+    if (!ctx) {
+        NVL_ASSIGN_OR_RETURN(ctx, core::requireCurrent());
+    }
+    return k->functionFor(*ctx);
+}
+
+Status launchOn(CUstream stream, CUfunction f, const core::LaunchRequest& r) {
+    NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(stream));
+    NVL_ASSIGN_OR_RETURN(Function * fn, resolveFunction(f, KernelAsFunction::Accepted, &st->context()));
+    if (&fn->module().context() != &st->context()) return CUDA_ERROR_INVALID_HANDLE;
+    return st->context().noted(core::launchKernel(*st, *fn, r));
+}
 
 Status moduleLoad(CUmodule* module, const char* fname) {
     NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
@@ -106,90 +116,102 @@ Status moduleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const ch
 Status moduleGetLoadingMode(CUmoduleLoadingMode* mode) {
     NVL_TRY(core::Runtime::get().checkInit());
     if (!mode) return CUDA_ERROR_INVALID_VALUE;
-    *mode = CU_MODULE_EAGER_LOADING;  // modules are placed and relocated when loaded
+    *mode = core::moduleLoadingMode();
     return kOk;
 }
 
 Status funcGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) {
     NVL_TRY(core::Runtime::get().checkInit());
     if (!pi) return CUDA_ERROR_INVALID_VALUE;
-    NVL_ASSIGN_OR_RETURN(Function * f, liveFunction(hfunc));
-    const core::KernelInfo& k = f->kernel();
-    switch (attrib) {
-    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = static_cast<int>(f->maxThreadsPerBlock()); break;
-    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = static_cast<int>(k.staticSharedBytes); break;
-    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: {
-        // The program's __constant__ data (bank 3), not the compiler's banks.
-        constexpr uint32_t kUserConstantBank = 3;
-        uint64_t bytes = 0;
-        for (const auto& b : k.banks)
-            if (b.bank == kUserConstantBank) bytes += b.size;
-        *pi = static_cast<int>(bytes);
-        break;
-    }
-    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = static_cast<int>(k.localBytesPerThread); break;
-    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = static_cast<int>(k.registers); break;
-    case CU_FUNC_ATTRIBUTE_PTX_VERSION: *pi = static_cast<int>(f->module().ptxVersion()); break;
-    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = static_cast<int>(f->module().binaryVersion()); break;
-    case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: *pi = 0; break;
-    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
-        *pi = static_cast<int>(f->maxDynamicSharedBytes.load());
-        break;
-    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *pi = f->preferredCarveout.load(); break;
-    case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: *pi = k.explicitCluster ? 1 : 0; break;
-    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: *pi = static_cast<int>(k.clusterDims[0]); break;
-    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: *pi = static_cast<int>(k.clusterDims[1]); break;
-    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: *pi = static_cast<int>(k.clusterDims[2]); break;
-    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: *pi = 0; break;
-    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: *pi = 0; break;
-    default: return CUDA_ERROR_INVALID_VALUE;
-    }
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(hfunc));
+    NVL_ASSIGN_OR_RETURN(*pi, core::functionAttribute(f->kernel(), f->settings, f->module().ptxVersion(),
+                                                      f->module().binaryVersion(), attrib));
     return kOk;
 }
 
 Status funcSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
     NVL_TRY(core::Runtime::get().checkInit());
-    NVL_ASSIGN_OR_RETURN(Function * f, liveFunction(hfunc));
-    const core::Device& dev = f->module().context().device();
-    switch (attrib) {
-    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: {
-        NVL_ASSIGN_OR_RETURN(int optin, dev.attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
-        const int room = optin - static_cast<int>(f->kernel().staticSharedBytes);
-        if (value < 0 || value > room) return CUDA_ERROR_INVALID_VALUE;
-        f->maxDynamicSharedBytes = static_cast<uint32_t>(value);
-        return kOk;
-    }
-    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
-        if (value < -1 || value > 100) return CUDA_ERROR_INVALID_VALUE;
-        f->preferredCarveout = value;
-        return kOk;
-    default:
-        return CUDA_ERROR_INVALID_VALUE;
-    }
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(hfunc));
+    return core::setFunctionAttribute(f->kernel(), f->module().context().device(), f->settings, attrib, value);
 }
 
 Status funcSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
     NVL_TRY(core::Runtime::get().checkInit());
-    NVL_ASSIGN_OR_RETURN(Function * f, liveFunction(hfunc));
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(hfunc));
     if (config < CU_FUNC_CACHE_PREFER_NONE || config > CU_FUNC_CACHE_PREFER_EQUAL) return CUDA_ERROR_INVALID_VALUE;
     // A preference only: the launch picks the carveout its shared memory needs.
-    f->cacheConfig = config;
+    f->settings.cacheConfig = config;
     return kOk;
 }
 
 Status funcGetName(const char** name, CUfunction hfunc) {
     NVL_TRY(core::Runtime::get().checkInit());
     if (!name || !hfunc) return CUDA_ERROR_INVALID_VALUE;
-    NVL_ASSIGN_OR_RETURN(Function * f, liveFunction(hfunc));
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(hfunc));
     *name = f->name().c_str();
+    return kOk;
+}
+
+Status funcGetParamInfo(CUfunction func, size_t paramIndex, size_t* paramOffset, size_t* paramSize) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    // libcuda: the offset is required, the size not; a NULL function is a value error.
+    if (!func || !paramOffset) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(func));
+    const auto& params = f->kernel().params;
+    if (paramIndex >= params.size()) return CUDA_ERROR_INVALID_VALUE;
+    if (paramOffset) *paramOffset = params[paramIndex].offset;
+    if (paramSize) *paramSize = params[paramIndex].size;
+    return kOk;
+}
+
+Status funcGetModule(CUmodule* hmod, CUfunction hfunc) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!hmod || !hfunc) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(hfunc));
+    *hmod = f->module().handle();
+    return kOk;
+}
+
+Status funcIsLoaded(CUfunctionLoadingState* state, CUfunction function) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!state) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(function));
+    *state = f->resident() ? CU_FUNCTION_LOADING_STATE_LOADED : CU_FUNCTION_LOADING_STATE_UNLOADED;
+    return kOk;
+}
+
+Status funcLoad(CUfunction function) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(function));
+    return f->module().context().noted(f->ensureResident());
+}
+
+Status moduleGetFunctionCount(unsigned int* count, CUmodule mod) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!count) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(Module * m, liveModule(mod));
+    *count = static_cast<unsigned>(m->functions().size());
+    return kOk;
+}
+
+Status moduleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions, CUmodule mod) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!functions) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(Module * m, liveModule(mod));
+    // libcuda fills what it has (more room is fine), in the reverse of the
+    // image's kernel order (a library's kernels come in the image's order).
+    const auto& fs = m->functions();
+    const size_t n = std::min<size_t>(numFunctions, fs.size());
+    for (size_t i = 0; i < n; ++i) functions[i] = fs[fs.size() - 1 - i]->handle();
     return kOk;
 }
 
 Status launchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
                     unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes,
                     CUstream hStream, void** kernelParams, void** extra) {
-    return launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream,
-                  kernelParams, extra);
+    core::LaunchRequest r{{gridDimX, gridDimY, gridDimZ}, {blockDimX, blockDimY, blockDimZ}, sharedMemBytes,
+                          kernelParams, extra};
+    return launchOn(hStream, f, r);
 }
 
 // ------------------------------------------------------------------ occupancy
@@ -198,7 +220,7 @@ Status occupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunc
                                                           size_t dynamicSMemSize, unsigned int flags) {
     NVL_TRY(core::Runtime::get().checkInit());
     if (!numBlocks) return CUDA_ERROR_INVALID_VALUE;
-    NVL_ASSIGN_OR_RETURN(Function * f, liveFunction(func));
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(func, KernelAsFunction::Accepted));
     NVL_ASSIGN_OR_RETURN(*numBlocks, core::maxActiveBlocksPerSm(*f, blockSize, dynamicSMemSize, flags));
     return kOk;
 }
@@ -208,12 +230,20 @@ Status occupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func
     return occupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize, 0);
 }
 
+Status occupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks, int blockSize) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!dynamicSmemSize) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(func, KernelAsFunction::Accepted));
+    NVL_ASSIGN_OR_RETURN(*dynamicSmemSize, core::availableDynamicSharedPerBlock(*f, numBlocks, blockSize));
+    return kOk;
+}
+
 Status occupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize, CUfunction func,
                                                CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
                                                int blockSizeLimit, unsigned int flags) {
     NVL_TRY(core::Runtime::get().checkInit());
     if (!minGridSize || !blockSize) return CUDA_ERROR_INVALID_VALUE;
-    NVL_ASSIGN_OR_RETURN(Function * f, liveFunction(func));
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(func, KernelAsFunction::Accepted));
     NVL_ASSIGN_OR_RETURN(core::PotentialBlockSize p,
                          core::maxPotentialBlockSize(*f, blockSizeToDynamicSMemSize, dynamicSMemSize,
                                                      blockSizeLimit, flags));

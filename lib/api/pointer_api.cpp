@@ -11,6 +11,7 @@
 #include "api/entry_impls.h"
 #include "core/context.h"
 #include "core/device.h"
+#include "core/mem_pool.h"
 #include "core/memory.h"
 #include "core/runtime.h"
 
@@ -34,7 +35,8 @@ bool knownAttribute(CUpointer_attribute a) {
 Status attributeOf(const AllocationInfo& a, CUpointer_attribute attribute, uint64_t ptr, void* data) {
     const bool device = a.kind == MemoryKind::Device;
     switch (attribute) {
-    case CU_POINTER_ATTRIBUTE_CONTEXT: put(data, a.context->handle()); return kOk;
+    // Pool memory is the pool's, not a context's (libcuda: NULL).
+    case CU_POINTER_ATTRIBUTE_CONTEXT: put(data, a.context ? a.context->handle() : nullptr); return kOk;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
         put(data, static_cast<unsigned>(device ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST));
         return kOk;
@@ -54,7 +56,9 @@ Status attributeOf(const AllocationInfo& a, CUpointer_attribute attribute, uint6
     case CU_POINTER_ATTRIBUTE_BUFFER_ID:
     case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: put(data, static_cast<unsigned long long>(a.id)); return kOk;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED: put(data, 0); return kOk;
-    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: put(data, static_cast<int>(a.context->device().ordinal())); return kOk;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+        put(data, static_cast<int>(a.context ? a.context->device().ordinal() : a.pool->device().ordinal()));
+        return kOk;
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: put(data, 0); return kOk;  // no IPC
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
     case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: put(data, static_cast<CUdeviceptr>(a.base)); return kOk;
@@ -68,7 +72,9 @@ Status attributeOf(const AllocationInfo& a, CUpointer_attribute attribute, uint6
     case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
         put(data, static_cast<int>(CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE));
         return kOk;
-    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: put(data, static_cast<CUmemoryPool>(nullptr)); return kOk;
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+        put(data, a.pool ? a.pool->handle() : static_cast<CUmemoryPool>(nullptr));
+        return kOk;
     case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: put(data, 0); return kOk;
     default: return CUDA_ERROR_INVALID_VALUE;
     }

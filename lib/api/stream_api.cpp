@@ -11,6 +11,8 @@
 #include "core/device.h"
 #include "core/event.h"
 #include "core/handle_registry.h"
+#include "core/host_func.h"
+#include "core/mem_pool.h"
 #include "core/runtime.h"
 #include "core/stream.h"
 
@@ -121,9 +123,14 @@ Status streamQuery(CUstream hStream) {
     return st->context().noted(st->query(!threadDefault(hStream)));
 }
 
+Status synchronized(Context& ctx, Status s) {
+    if (s.ok()) core::MemPools::get().afterSynchronize(ctx.device());
+    return s;
+}
+
 Status streamSynchronize(CUstream hStream) {
     NVL_ASSIGN_OR_RETURN(Stream * st, resolveStream(hStream));
-    return st->context().noted(st->synchronize(!threadDefault(hStream)));
+    return synchronized(st->context(), st->context().noted(st->synchronize(!threadDefault(hStream))));
 }
 
 Status streamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
@@ -136,7 +143,9 @@ Status streamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
     // context's to acquire (that context may fault or go away, or sit on
     // another GPU), so the host waits for it instead.
     if (&e->context() != &st->context()) return e->context().noted(e->synchronize());
-    return st->context().noted(st->waitFor(e->point()));
+    NVL_TRY(st->context().noted(st->waitFor(e->point())));
+    st->learn(e->known());  // what the event followed, the stream now follows (stream-ordered reuse)
+    return kOk;
 }
 
 Status streamGetPriority(CUstream hStream, int* priority) {
@@ -213,6 +222,29 @@ Status streamGetCaptureInfoV3(CUstream hStream, CUstreamCaptureStatus* captureSt
                                   numDependencies_out);
 }
 
+// ------------------------------------------------------------------ host functions
+
+Status launchHostFunc(CUstream hStream, CUhostFn fn, void* userData) {
+    NVL_ASSIGN_OR_RETURN(Stream * st, resolveStream(hStream));
+    if (!fn) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(core::HostFunctions * hf, st->context().hostFunctions());
+    core::HostFunctions::Call call;
+    call.function = fn;
+    call.userData = userData;
+    return st->context().noted(hf->enqueue(*st, call));
+}
+
+Status streamAddCallback(CUstream hStream, CUstreamCallback callback, void* userData, unsigned int flags) {
+    NVL_ASSIGN_OR_RETURN(Stream * st, resolveStream(hStream));
+    if (!callback || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(core::HostFunctions * hf, st->context().hostFunctions());
+    core::HostFunctions::Call call;
+    call.callback = callback;
+    call.stream = hStream;
+    call.userData = userData;
+    return st->context().noted(hf->enqueue(*st, call));
+}
+
 // ------------------------------------------------------------------ events
 
 Status eventCreate(CUevent* phEvent, unsigned int Flags) {
@@ -240,7 +272,7 @@ Status eventQuery(CUevent hEvent) {
 
 Status eventSynchronize(CUevent hEvent) {
     NVL_ASSIGN_OR_RETURN(Event * e, eventFor(hEvent));
-    return e->context().noted(e->synchronize());
+    return synchronized(e->context(), e->context().noted(e->synchronize()));
 }
 
 Status eventDestroy(CUevent hEvent) {

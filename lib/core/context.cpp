@@ -10,6 +10,8 @@
 #include "core/devrt.h"
 #include "core/event.h"
 #include "core/handle_registry.h"
+#include "core/host_func.h"
+#include "core/mem_pool.h"
 #include "core/memory.h"
 #include "core/runtime.h"
 #include "core/staging.h"
@@ -69,6 +71,7 @@ Status Context::activate(unsigned flags) {
     NVL_ASSIGN_OR_RETURN(int smShared, device_.attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR));
     computeState_.maxSmSharedKiB = static_cast<uint32_t>(smShared) / 1024;
     computeState_.qmd = &hw::qmdLayoutFor(gi.computeClass);
+    computeState_.smCount = gi.smCount;
     flags_.store(flags, std::memory_order_release);
     id_.store(lastContextId.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_release);
     stackBytes_.store(kDefaultStackBytes, std::memory_order_release);
@@ -87,6 +90,16 @@ void Context::deactivate() {
     if (!active()) return;
     active_.store(false, std::memory_order_release);
     (void)synchronize();
+    // Before the channels go: host functions still queued (after a fault)
+    // and pools' stream-ordered frees refer to them.
+    {
+        std::unique_ptr<HostFunctions> hostFunctions;
+        {
+            std::lock_guard hfLock(hostFunctionsMutex_);
+            hostFunctions = std::move(hostFunctions_);
+        }
+    }
+    MemPools::get().releaseContext(*this);
     {
         std::lock_guard streamsLock(streamsMutex_);
         for (Stream* st : streams_) {
@@ -145,6 +158,12 @@ Status Context::synchronize() {
     }
     devrt_->flush();
     return first;
+}
+
+Result<HostFunctions*> Context::hostFunctions() {
+    std::lock_guard lock(hostFunctionsMutex_);
+    if (!hostFunctions_) hostFunctions_ = std::make_unique<HostFunctions>(*this);
+    return hostFunctions_.get();
 }
 
 void Context::flushDeviceOutput() { devrt_->flush(); }
@@ -285,6 +304,10 @@ Status Context::ensureLocalMemory(uint32_t bytesPerThread) {
     // The hardware's own per-thread area comes on top of what the kernel asks
     // for (tinygrad measured 0x240 bytes on sm_8x/sm_90).
     constexpr uint32_t kReservedPerThread = 0x240;
+    // CUDA's limit for a thread's local memory (512 KiB); an image claiming
+    // more gets no memory for it (and the QMD field could not say it).
+    constexpr uint32_t kMaxBytesPerThread = 512 * 1024;
+    if (bytesPerThread > kMaxBytesPerThread) return CUDA_ERROR_OUT_OF_MEMORY;
     const uint32_t want = static_cast<uint32_t>(alignUp(bytesPerThread + kReservedPerThread, 32));
     if (localBytesPerThread_.load(std::memory_order_acquire) >= want) return kOk;
     std::lock_guard lock(localMutex_);

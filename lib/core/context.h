@@ -27,6 +27,7 @@ class Device;
 class DeviceHeap;
 class DeviceRuntime;
 class Event;
+class HostFunctions;
 class HostMemory;
 class Staging;
 
@@ -87,6 +88,10 @@ public:
 
     // Waits for everything submitted in this context.
     Status synchronize();
+
+    // The library thread running this context's host functions
+    // (cuLaunchHostFunc, cuStreamAddCallback), started on first use.
+    Result<HostFunctions*> hostFunctions();
 
     // A fault on the GPU makes the context unusable, as in libcuda: every
     // later call that needs it returns the fault's code.
@@ -179,6 +184,9 @@ private:
     // still follows it.
     Dependencies retired_;
     std::unordered_set<Event*> events_;
+
+    std::mutex hostFunctionsMutex_;
+    std::unique_ptr<HostFunctions> hostFunctions_;
 
     std::mutex timestampMutex_;
     std::vector<std::unique_ptr<hw::GpuMemory>> timestampPages_;

@@ -44,6 +44,7 @@ Status Event::record(Stream& stream) {
                                              afterPrevious ? &previous : nullptr));
     sequence_ = seq;
     point_ = {&ch, value};
+    known_ = stream.known();
     return kOk;
 }
 

@@ -19,6 +19,7 @@
 namespace nvl::core {
 
 class Context;
+class MemPool;
 
 // ModuleGlobal: a module's __device__/__constant__ variable, device memory
 // that copies reach but cuMemFree does not accept.
@@ -35,6 +36,8 @@ struct AllocationInfo {
     bool cpuVisible = false;
     // Unique in the process, never reused (set by AddressMap::insert).
     uint64_t id = 0;
+    // The memory pool of a stream-ordered allocation (cuMemAllocAsync), else nullptr.
+    MemPool* pool = nullptr;
     bool contains(uint64_t addr, uint64_t len) const {
         return addr >= base && len <= size && addr - base <= size - len;
     }

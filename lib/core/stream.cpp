@@ -32,6 +32,17 @@ void Dependencies::pruneDone() {
     count_ = kept;
 }
 
+bool Dependencies::covers(const Dependencies& other, bool reachedCount) const {
+    for (const Point& p : other) {
+        if (reachedCount && p.done()) continue;
+        bool found = false;
+        for (const Point& q : *this)
+            if (q.channel == p.channel && q.value >= p.value) found = true;
+        if (!found) return false;
+    }
+    return true;
+}
+
 uint64_t Stream::newId() {
     static std::atomic<uint64_t> last{0};
     return last.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -91,6 +102,23 @@ Status Stream::waitFor(Point p) {
     if (p.done()) return kOk;
     hw::Channel& ch = lastChannelOr(computeChannel());
     return submit(ch, 0, [](hw::PushWriter&) {}, &p).status();
+}
+
+Status Stream::waitForAll(const Dependencies& points) {
+    Dependencies open = points;
+    open.pruneDone();
+    if (open.size() == 0) return kOk;
+    hw::Channel& ch = lastChannelOr(computeChannel());
+    return submitWithData(
+               ch, 0, 0, [](hw::PushWriter&, const hw::Channel::DataSlot&) {}, nullptr,
+               hw::Channel::Completion::Channel, &open)
+        .status();
+}
+
+Dependencies Stream::followed() const {
+    Dependencies deps = upcoming();
+    deps.merge(known());
+    return deps;
 }
 
 }  // namespace nvl::core

@@ -43,6 +43,13 @@ public:
     void prune(const hw::Channel& ch);
     // Drops the points already reached.
     void pruneDone();
+    // Adds every point of 'other'.
+    void merge(const Dependencies& other) {
+        for (const Point& p : other) add(p);
+    }
+    // Every point of 'other' is at or before a point of this set on its
+    // channel ('reachedCount': or already reached).
+    bool covers(const Dependencies& other, bool reachedCount = true) const;
     void clear() { count_ = 0; }
     size_t size() const { return count_; }
     const Point* begin() const { return points_; }
@@ -86,13 +93,19 @@ public:
         return submitWithData(
             ch, dwords, 0, [&](hw::PushWriter& w, const hw::Channel::DataSlot&) { fill(w); }, extra);
     }
+    // 'waited', when given, receives everything the submission comes after
+    // (its own channel's earlier work included).
     template <class Fill>
     Result<uint64_t> submitWithData(hw::Channel& ch, size_t dwords, size_t dataBytes, Fill&& fill,
                                     const Point* extra = nullptr,
-                                    hw::Channel::Completion completion = hw::Channel::Completion::Channel) {
+                                    hw::Channel::Completion completion = hw::Channel::Completion::Channel,
+                                    const Dependencies* extraSet = nullptr, Dependencies* waited = nullptr) {
         std::lock_guard lock(submitMutex_);
         Dependencies deps;
         collect(deps, extra);
+        if (extraSet) deps.merge(*extraSet);
+        if (waited) *waited = deps;
+        const Dependencies before = deps;
         deps.prune(ch);
         NVL_ASSIGN_OR_RETURN(uint64_t value,
                              ch.submitWithData(dwords + deps.size() * hw::Channel::kWaitDwords, dataBytes,
@@ -101,7 +114,7 @@ public:
                                                    fill(w, slot);
                                                },
                                                completion));
-        setLast({&ch, value});
+        setLast({&ch, value}, before);
         NVL_TRY(afterSubmit(ch, value));
         return value;
     }
@@ -131,10 +144,42 @@ public:
     Status synchronize(bool withImplicit = true) const;
     // Makes the stream's later work wait for 'p' (cuStreamWaitEvent).
     Status waitFor(Point p);
+    // Makes the stream's later work wait for every point of 'points'.
+    Status waitForAll(const Dependencies& points);
+    // What the stream's later work is known to come after: the points its
+    // submissions waited for (the implicit order's and events' included),
+    // its own, and those learnt from the events it waited for.
+    Dependencies known() const {
+        std::lock_guard lock(pointMutex_);
+        return known_;
+    }
+    // The points an operation submitted now would wait for: the stream's
+    // own work and the implicit order's.
+    Dependencies upcoming() const {
+        Dependencies deps;
+        collect(deps, nullptr);
+        return deps;
+    }
+    // Those and what the stream already follows: the stream's later work
+    // comes after all of them.
+    Dependencies followed() const;
+    // Waits on the host for the points upcoming() names.
+    Status waitUpcoming() const {
+        for (const Point& p : upcoming()) NVL_TRY(p.channel->wait(p.value));
+        return kOk;
+    }
+    // 'points' (an event's known set) precede the stream's later work: the
+    // stream waited for them through an event.
+    void learn(const Dependencies& points) {
+        std::lock_guard lock(pointMutex_);
+        known_.merge(points);
+    }
     // Forgets the channels (before they are destroyed).
     void reset() {
         std::lock_guard lock(submitMutex_);
-        setLast({});
+        std::lock_guard pointLock(pointMutex_);
+        last_ = {};
+        known_.clear();
     }
 
 private:
@@ -145,9 +190,12 @@ private:
     Status afterSubmit(hw::Channel& ch, uint64_t value) const;
     // The work query() and synchronize() cover.
     Dependencies work(bool withImplicit) const;
-    void setLast(Point p) {
+    void setLast(Point p, const Dependencies& before) {
         std::lock_guard lock(pointMutex_);
         last_ = p;
+        // At most one point per channel: reached ones stay (they are still followed).
+        known_.merge(before);
+        known_.add(p);
     }
 
     Context& ctx_;
@@ -162,6 +210,7 @@ private:
     std::mutex submitMutex_;
     mutable std::mutex pointMutex_;
     Point last_;
+    Dependencies known_;
 };
 
 }  // namespace nvl::core

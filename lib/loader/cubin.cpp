@@ -53,7 +53,10 @@ Status readGlobals(const ElfFile& elf, const Layout& layout, Image& image) {
         uint64_t rel = s.relative(sym.value);
         if (!inBounds(rel, sym.size, s.size)) return CUDA_ERROR_INVALID_IMAGE;
         if (image.findGlobal(sym.name)) continue;
-        image.globals.push_back({sym.name, layout.offset[sym.section] + rel, sym.size});
+        // st_other bit 2 marks __managed__ variables (nvcc 13 and NVRTC 13 cubins).
+        constexpr uint8_t kStoCudaManaged = 0x04;
+        image.globals.push_back(
+            {sym.name, layout.offset[sym.section] + rel, sym.size, (sym.other & kStoCudaManaged) != 0});
     }
     return kOk;
 }

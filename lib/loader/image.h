@@ -93,6 +93,7 @@ struct Global {
     std::string name;
     uint64_t imageOffset;
     uint64_t size;
+    bool managed = false;  // __managed__ (cuLibraryGetManaged)
 };
 
 struct Relocation {

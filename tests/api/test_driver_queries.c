@@ -566,9 +566,6 @@ static void test_features_not_provided(void **state) {
     } absent[] = {{CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, "cuMemAllocManaged"},
                   {CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, "cuMemPrefetchAsync"},
                   {CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, "cuMemAddressReserve"},
-                  {CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, "cuMemPoolCreate"},
-                  {CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, "cuLaunchCooperativeKernel"},
-                  {CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH, "cuOccupancyMaxActiveClusters"},
                   {CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, "cuStreamWriteValue64"},
                   {CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED, "cuIpcGetEventHandle"},
                   {CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, "cuMemExportToShareableHandle"},
@@ -585,13 +582,12 @@ static void test_features_not_provided(void **state) {
         assert_cu_ok(cuGetProcAddress(absent[i].feature, &fn, CUDA_VERSION, 0, &q));
         assert_non_null(fn);
     }
-    /* Memory pools: every pointer given, still not supported. */
+    /* Sharing a memory pool with other processes: every pointer given, still not supported. */
     CUmemoryPool pool = NULL;
-    CUmemPoolProps props;
-    memset(&props, 0, sizeof props);
-    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    assert_cu(CUDA_ERROR_NOT_SUPPORTED, cuMemPoolCreate(&pool, &props));
+    assert_cu_ok(cuDeviceGetDefaultMemPool(&pool, 0));
+    int fd = -1;
+    assert_cu(CUDA_ERROR_NOT_SUPPORTED,
+              cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
     CUdeviceptr p = 0;
     assert_cu(CUDA_ERROR_NOT_SUPPORTED, cuMemAllocManaged(&p, 4096, CU_MEM_ATTACH_GLOBAL));
 }

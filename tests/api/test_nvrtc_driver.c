@@ -122,6 +122,17 @@ static void run_under_launcher(char **argv) {
     char run[PATH_MAX + 32];
     snprintf(run, sizeof run, "%.*s/../../bin/nvlite-run", (int)(strrchr(exe, '/') - exe), exe);
     setenv("NVLITE_TEST_UNDER_RUN", "1", 1);
+    /* The driver folder beside the library this test linked (build/lib or
+     * the checked build's), so that NVRTC's libcuda.so.1 is that library. */
+    Dl_info info;
+    if (dladdr((void *)cuInit, &info) && info.dli_fname && strrchr(info.dli_fname, '/')) {
+        char lib[PATH_MAX], driver[PATH_MAX + 16];
+        if (realpath(info.dli_fname, lib)) {
+            *strrchr(lib, '/') = 0;
+            snprintf(driver, sizeof driver, "%s/../driver", lib);
+            setenv("NVLITE_DRIVER_DIR", driver, 1);
+        }
+    }
     char *args[] = {run, exe, NULL};
     (void)argv;
     execv(run, args);
