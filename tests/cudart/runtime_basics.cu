@@ -15,11 +15,8 @@
  * as cudaErrorLaunchFailure. On a GPU (make test-hw) the kernels' results
  * are compared with the host's.
  *
- * cudart 13 loads every kernel of the program with cuLibraryLoadData. Where
- * nvlite does not provide it yet (asked of the driver itself), cudart's start
- * must still get through the private tables and the integrity check and stop
- * only there (test_cudart_accepts_the_driver), and the tests that need a
- * working cudart skip, saying why.
+ * cudart 13 loads every kernel of the program with cuLibraryLoadData when it
+ * starts, and launches them as CUkernels.
  */
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -125,54 +122,15 @@ void test_nvlite_is_the_driver(void**) {
     dlclose(h);
 }
 
-// The driver's own answer: does it load libraries? Its stub answers
-// CUDA_ERROR_NOT_SUPPORTED (801); an implementation loads these bytes
-// (lazily, as libcuda 580 does) or refuses them as an image.
-bool driverLoadsLibraries() {
-    static const int answer = [] {
-        void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-        if (!h) h = dlopen("libcuda.so.1", RTLD_NOW);
-        if (!h) return 0;
-        using Init = int (*)(unsigned);
-        using Load = int (*)(void**, const void*, void*, void**, unsigned, void*, void**, unsigned);
-        using Unload = int (*)(void*);
-        auto init = reinterpret_cast<Init>(dlsym(h, "cuInit"));
-        auto load = reinterpret_cast<Load>(dlsym(h, "cuLibraryLoadData"));
-        auto unload = reinterpret_cast<Unload>(dlsym(h, "cuLibraryUnload"));
-        if (!init || !load || !unload || init(0) != 0) return 0;
-        static const unsigned char junk[64] = {0x13, 0x37, 0x42};
-        void* lib = nullptr;
-        const int r = load(&lib, junk, nullptr, nullptr, 0, nullptr, nullptr, 0);
-        if (r == 0 && lib) unload(lib);
-        return r == 801 ? 0 : 1;
-    }();
-    return answer != 0;
-}
-
 // cudart takes nvlite for a driver: its private tables and the integrity
 // check are accepted (else cudaErrorCallRequiresNewerDriver, 36, or
-// cudaErrorSoftwareValidityNotEstablished, 103), and the first call works —
-// or, without library objects in the driver, fails exactly there.
+// cudaErrorSoftwareValidityNotEstablished, 103), and its first call, which
+// loads the program's kernels (cuLibraryLoadData), works.
 void test_cudart_accepts_the_driver(void**) {
     int count = -1;
-    const cudaError_t e = cudaGetDeviceCount(&count);
-    if (driverLoadsLibraries()) {
-        assert_rt_ok(e);
-        assert_true(count >= 1);
-        return;
-    }
-    print_message("nvlite lacks cuLibraryLoadData: cudart stops at loading the program's kernels\n");
-    assert_rt(cudaErrorNotSupported, e);
+    assert_rt_ok(cudaGetDeviceCount(&count));
+    assert_true(count >= 1);
 }
-
-// First thing in the tests that need a working cudart.
-#define REQUIRE_LIBRARIES()                                                                                      \
-    do {                                                                                                         \
-        if (!driverLoadsLibraries()) {                                                                           \
-            print_message("[  SKIP    ] nvlite lacks cuLibraryLoadData, through which cudart 13 loads every kernel\n"); \
-            skip();                                                                                              \
-        }                                                                                                        \
-    } while (0)
 
 // Each test starts with no error left from an earlier one (cudart keeps the
 // last error until cudaGetLastError reads it).
@@ -182,7 +140,6 @@ int clearLastError(void**) {
 }
 
 void test_device_count_and_properties(void**) {
-    REQUIRE_LIBRARIES();
     int count = 0;
     assert_rt_ok(cudaGetDeviceCount(&count));
     if (onSimulator())
@@ -222,7 +179,6 @@ void test_device_count_and_properties(void**) {
 
 // Odd sizes and offsets, both directions, device to device, memset.
 void test_memory_copies_and_memset(void**) {
-    REQUIRE_LIBRARIES();
     const size_t n = 100003, off = 13;
     std::vector<unsigned char> src(n), back(n, 0), expect(n);
     fillRandom(src.data(), n, 1301);
@@ -255,7 +211,6 @@ void test_memory_copies_and_memset(void**) {
 }
 
 void test_streams_and_events(void**) {
-    REQUIRE_LIBRARIES();
     const size_t n = 65539;
     std::vector<unsigned char> src(n);
     fillRandom(src.data(), n, 1302);
@@ -308,7 +263,6 @@ void test_streams_and_events(void**) {
 
 // __device__ and __constant__ variables of the program's own fat binary.
 void test_device_symbols(void**) {
-    REQUIRE_LIBRARIES();
     int table[333], bias[7], back[333];
     fillRandom(table, sizeof table, 1303);
     fillRandom(bias, sizeof bias, 1304);
@@ -334,7 +288,6 @@ void test_device_symbols(void**) {
 // <<<>>> launches of the program's kernels, on the legacy stream and on a
 // stream of its own.
 void test_kernel_launches(void**) {
-    REQUIRE_LIBRARIES();
     const int n = 10007;
     std::vector<int> a(n), b(n), c(n, 0);
     fillRandom(a.data(), n * sizeof(int), 1305);
@@ -396,7 +349,6 @@ void test_kernel_launches(void**) {
 }
 
 void test_function_attributes(void**) {
-    REQUIRE_LIBRARIES();
     cudaFuncAttributes fa;
     std::memset(&fa, 0, sizeof fa);
     assert_rt_ok(cudaFuncGetAttributes(&fa, addBiased));
@@ -410,7 +362,6 @@ void test_function_attributes(void**) {
 
 // Several host threads sharing the device (the primary context) through cudart.
 void test_threads(void**) {
-    REQUIRE_LIBRARIES();
     constexpr int kThreads = 4;
     cudaError_t results[kThreads];
     bool same[kThreads] = {};
@@ -445,7 +396,6 @@ void test_threads(void**) {
 // cudaDeviceReset destroys the primary context (and cudart's state kept in
 // it); the program then starts again on a new one.
 void test_device_reset(void**) {
-    REQUIRE_LIBRARIES();
     int* d = nullptr;
     assert_rt_ok(cudaMalloc(&d, 4096));
     assert_rt_ok(cudaDeviceReset());
@@ -483,7 +433,6 @@ InjectFault findInjectFault() {
 // simulator injects into the next kernel ends in cudaErrorLaunchFailure, a
 // sticky error, and cudaDeviceReset recovers.
 void test_launch_reaches_the_gpu(void**) {
-    REQUIRE_LIBRARIES();
     if (!onSimulator()) {
         print_message("[  SKIP    ] fault injection is a hook of the simulated driver\n");
         skip();

@@ -12,7 +12,6 @@
  * check that the kernels load and their launches complete.
  */
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -47,35 +46,6 @@ void checkRt(cudaError_t expected, cudaError_t actual, const char* expr, int lin
 }
 #define assert_rt(expected, call) checkRt((expected), (call), #call, __LINE__)
 #define assert_rt_ok(call) assert_rt(cudaSuccess, (call))
-
-// Whether the driver loads libraries (runtime_basics.cu says why this matters).
-bool driverLoadsLibraries() {
-    static const int answer = [] {
-        int count = 0;
-        (void)cudaGetDeviceCount(&count);  // cudart opens the driver
-        void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-        if (!h) return 0;
-        using Load = int (*)(void**, const void*, void*, void**, unsigned, void*, void**, unsigned);
-        using Unload = int (*)(void*);
-        auto load = reinterpret_cast<Load>(dlsym(h, "cuLibraryLoadData"));
-        auto unload = reinterpret_cast<Unload>(dlsym(h, "cuLibraryUnload"));
-        if (!load || !unload) return 0;
-        static const unsigned char junk[64] = {0x13, 0x37, 0x42};
-        void* lib = nullptr;
-        const int r = load(&lib, junk, nullptr, nullptr, 0, nullptr, nullptr, 0);
-        if (r == 0 && lib) unload(lib);
-        return r == 801 ? 0 : 1;
-    }();
-    return answer != 0;
-}
-
-#define REQUIRE_LIBRARIES()                                                                                      \
-    do {                                                                                                         \
-        if (!driverLoadsLibraries()) {                                                                           \
-            print_message("[  SKIP    ] nvlite lacks cuLibraryLoadData, through which cudart 13 loads every kernel\n"); \
-            skip();                                                                                              \
-        }                                                                                                        \
-    } while (0)
 
 // stdout into a file for the length of a call, then its text.
 class CapturedStdout {
@@ -123,7 +93,6 @@ __global__ void checkPositive(const int* v, int n) {
 __device__ char deviceWord[16];
 
 void test_printf_lines(void**) {
-    REQUIRE_LIBRARIES();
     const char word[] = "kernel";
     assert_rt_ok(cudaMemcpyToSymbol(deviceWord, word, sizeof word));
     void* w = nullptr;
@@ -156,7 +125,6 @@ void test_printf_lines(void**) {
 // A failed device assert: cudaErrorAssert at the next synchronisation, sticky
 // until cudaDeviceReset.
 void test_assert(void**) {
-    REQUIRE_LIBRARIES();
     int* v = nullptr;
     const int n = 300;
     std::vector<int> host(n, 5);
