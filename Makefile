@@ -455,6 +455,7 @@ CUDART_SRCS := $(sort $(wildcard tests/cudart/*.cu))
 CUDART_ARCH := -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80
 CUDART_LINK  = -Xlinker --disable-new-dtags -Xlinker -rpath -Xlinker '$$ORIGIN/../../driver' -lcmocka -ldl
 ifneq ($(wildcard $(NVCC)),)
+CUDART_CUBLAS := $(BUILD)/dropin/cublas_sgemm
 CUDART_BINS := $(foreach s,$(CUDART_SRCS),$(patsubst tests/%.cu,$(BUILD)/tests/%,$(s))_static \
                  $(patsubst tests/%.cu,$(BUILD)/tests/%,$(s))_shared)
 endif
@@ -474,9 +475,13 @@ $(BUILD)/tests/cudart/%_shared: $(BUILD)/obj/tests/cudart/%.o | driver
 tests: $(CUDART_BINS)
 
 .PHONY: test-cudart test-hw-cudart
-test-cudart: $(if $(filter 1,$(NO_BUILD)),,$(CUDART_BINS))
+# cuBLAS (tests/dropin/cublas_sgemm.cu) runs there too, nvlite first on its
+# LD_LIBRARY_PATH: every call must succeed and its GEMM kernels reach the
+# simulated GPU.
+test-cudart: $(if $(filter 1,$(NO_BUILD)),,$(CUDART_BINS) $(CUDART_CUBLAS) driver)
 	@if [ -z "$(CUDART_BINS)" ]; then echo "test-cudart: no nvcc ($(NVCC)): the runtime-API programs were not built or run"; \
-	 else NVLITE_DEVICE=sim tests/run_tests.sh $(CUDART_BINS); fi
+	 else LD_LIBRARY_PATH=$(abspath $(DRIVER_DIR))$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH} NVLITE_DEVICE=sim \
+	   tests/run_tests.sh $(CUDART_BINS) $(CUDART_CUBLAS); fi
 
 test-hw-cudart: $(if $(filter 1,$(NO_BUILD)),,$(CUDART_BINS))
 	@if [ -z "$(CUDART_BINS)" ]; then echo "test-hw-cudart: no nvcc ($(NVCC)): the runtime-API programs were not built"; exit 1; fi
@@ -487,7 +492,7 @@ test-hw-cudart: $(if $(filter 1,$(NO_BUILD)),,$(CUDART_BINS))
 ifneq ($(wildcard $(NVCC)),)
 $(BUILD)/dropin/cublas_sgemm: tests/dropin/cublas_sgemm.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) -std=c++17 -O2 -arch=sm_90 -Xcompiler -Wall,-Wextra,-Werror -cudart=static $< -o $@ -lcublas \
+	$(NVCC) -std=c++17 -O2 -arch=sm_90 -Xcompiler -Wall,-Wextra,-Werror -cudart=static $< -o $@ -lcublas -ldl \
 	  -Xlinker -rpath -Xlinker $(CUDA_HOME)/lib64
 
 dropin-checks: $(BUILD)/dropin/cublas_sgemm

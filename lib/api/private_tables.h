@@ -21,6 +21,7 @@ const void* const* toolsTls();               // 42d85a81 TOOLS_TLS
 const void* const* contextLocalStorage();    // c693336e CONTEXT_LOCAL_STORAGE_INTERFACE_V0301
 const void* const* contextChecks();          // 263e8860 CONTEXT_CHECKS
 const void* const* integrityCheck();         // d4082055 INTEGRITY_CHECK
+const void* const* cublasTable();            // 21318c60 cuBLAS's (cublas_table.cpp)
 
 // The call of a slot nvlite does not know the meaning of: traced, and
 // answered with CUDA_ERROR_NOT_SUPPORTED.

@@ -7,6 +7,8 @@
 
 #include "api/entry.h"
 #include "api/private_tables.h"
+#include "core/context.h"
+#include "core/runtime.h"
 
 namespace nvl::api::tables {
 namespace {
@@ -58,13 +60,31 @@ const void* const* toolsCallbackHooks() {
     return table;
 }
 
-// cuBLAS calls slot 2 (a pointer it gets a handle through, then passes that
-// handle to a table of its own, 21318c60, that nvlite does not serve).
+// TOOLS_TLS [2](CUcontext* out, ...): the context current on the calling
+// thread. cuBLAS and cuBLASLt call it before their GEMMs and pass what it
+// wrote to cuBLAS's own table (21318c60). Every call seen on libcuda 580
+// (CuPy, PyTorch) wrote the current context's handle to the first argument
+// and returned 0, whatever the other arguments held (they differ from call
+// to call: taken as not looked at). With no context current NULL is written,
+// as cuCtxGetCurrent does.
+CUresult currentContextOf(CUcontext* out) noexcept {
+    return call(
+        "TOOLS_TLS[2] currentContext",
+        [&]() -> Status {
+            NVL_TRY(core::Runtime::get().checkInit());
+            if (!out) return CUDA_ERROR_INVALID_VALUE;
+            core::Context* c = core::current::top();
+            *out = c ? c->handle() : nullptr;
+            return kOk;
+        },
+        out);
+}
+
 const void* const* toolsTls() {
     static const void* const table[] = {
         sizeSlot<3>(),
         reinterpret_cast<const void*>(&unknown<kTls, 1>),
-        reinterpret_cast<const void*>(&unknown<kTls, 2>),
+        reinterpret_cast<const void*>(&currentContextOf),
     };
     static_assert(sizeof table == 3 * sizeof(void*));
     return table;

@@ -2,15 +2,17 @@
  * The private tables cudart 13 needs (lib/api/private_tables.h), called the
  * way cudart calls them: CUDART_INTERFACE, TOOLS_RUNTIME_CALLBACK_HOOKS,
  * TOOLS_TLS, CONTEXT_LOCAL_STORAGE_INTERFACE_V0301 (with its destructors),
- * CONTEXT_CHECKS and INTEGRITY_CHECK. tests/cudart runs cudart itself on
- * them; tests/unit/test_integrity_check.cpp checks the hash.
+ * CONTEXT_CHECKS and INTEGRITY_CHECK, and cuBLAS's 21318c60. tests/cudart
+ * runs cudart itself on them (and cuBLAS, tests/dropin/cublas_sgemm.cu);
+ * tests/unit/test_integrity_check.cpp checks the hash.
  *
  * Expected values: what libcuda 580 answered cudart, CuPy and PyTorch on
  * the H200 (tools/etrace, coordinator's run1 logs): table sizes in slot 0,
  * CUDA_ERROR_INVALID_CONTEXT from a storage lookup without a current
  * context, CUDA_ERROR_INVALID_HANDLE for a key without a value, 0 from the
  * two context checks, the fixed answers of the integrity check to versions
- * ending in 0 and 1.
+ * ending in 0 and 1, the current context from TOOLS_TLS[2], 1 and 7 from
+ * cuBLAS's [4] and [39].
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -52,6 +54,10 @@ static const table_id kIntegrity = {"INTEGRITY_CHECK",
                                     {0xd4, 0x08, 0x20, 0x55, 0xbd, 0xe6, 0x70, 0x4b, 0x8d,
                                       0x34, 0xba, 0x12, 0x3c, 0x66, 0xe1, 0xf2},
                                     3, 1};
+static const table_id kCublas = {"CUBLAS_21318c60",
+                                 {0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24,
+                                   0xc8, 0xf2},
+                                 93, 1};
 
 static void *const *table(const table_id *t) {
     const void *p = NULL;
@@ -77,6 +83,10 @@ typedef CUresult (*context_check_fn)(CUcontext, uint32_t *, const void **);
 typedef uint32_t (*check_fn)(void);
 typedef CUresult (*integrity_fn)(unsigned, unsigned long long, uint64_t *);
 typedef CUresult (*unknown_fn)(void);
+typedef CUresult (*current_context_fn)(CUcontext *);
+typedef CUresult (*cublas_flag_fn)(CUcontext, uint64_t *);
+typedef CUresult (*cublas_object_fn)(CUcontext, void *, const void **);
+typedef CUresult (*cublas_query_fn)(CUcontext, const void *, uint64_t *);
 
 #define SLOT(type, t, i) ((type)table(&(t))[i])
 
@@ -84,7 +94,7 @@ typedef CUresult (*unknown_fn)(void);
 
 static void test_tables_and_sizes(void **state) {
     (void)state;
-    const table_id *all[] = {&kCudart, &kHooks, &kTls, &kStorage, &kChecks, &kIntegrity};
+    const table_id *all[] = {&kCudart, &kHooks, &kTls, &kStorage, &kChecks, &kIntegrity, &kCublas};
     for (size_t i = 0; i < TS_ARRAY_SIZE(all); ++i) {
         void *const *t = table(all[i]);
         if (all[i]->sized) assert_int_equal((uintptr_t)t[0], all[i]->slots * sizeof(void *));
@@ -98,7 +108,7 @@ static void test_tables_and_sizes(void **state) {
         /* The same table every time. */
         assert_ptr_equal(t, table(all[i]));
     }
-    /* Asked for and not served: cudart's optional f8cff951, cuBLAS's 21318c60. */
+    /* Asked for and not served: cudart's optional f8cff951. */
     const unsigned char optionalId[16] = {0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e,
                                           0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9};
     CUuuid optional;
@@ -114,9 +124,71 @@ static void test_unknown_slots(void **state) {
     assert_cu(CUDA_ERROR_NOT_SUPPORTED, SLOT(unknown_fn, kCudart, 3)());
     assert_cu(CUDA_ERROR_NOT_SUPPORTED, SLOT(unknown_fn, kCudart, 11)());
     assert_cu(CUDA_ERROR_NOT_SUPPORTED, SLOT(unknown_fn, kHooks, 1)());
-    assert_cu(CUDA_ERROR_NOT_SUPPORTED, SLOT(unknown_fn, kTls, 2)());
+    assert_cu(CUDA_ERROR_NOT_SUPPORTED, SLOT(unknown_fn, kTls, 1)());
     assert_cu(CUDA_ERROR_NOT_SUPPORTED, SLOT(unknown_fn, kChecks, 14)());
     assert_cu(CUDA_ERROR_NOT_SUPPORTED, SLOT(unknown_fn, kIntegrity, 2)());
+    for (size_t i = 1; i < kCublas.slots; ++i)
+        if (i != 4 && i != 39 && i != 51) assert_cu(CUDA_ERROR_NOT_SUPPORTED, SLOT(unknown_fn, kCublas, i)());
+}
+
+/* TOOLS_TLS[2]: the calling thread's current context (NULL for none). */
+static void *current_in_thread(void *arg) {
+    CUcontext *out = arg;
+    if (SLOT(current_context_fn, kTls, 2)(out) != CUDA_SUCCESS) *out = (CUcontext)1;
+    return NULL;
+}
+
+static void test_tools_tls_current_context(void **state) {
+    ts_fixture *fx = ts_fx(state);
+    current_context_fn current = SLOT(current_context_fn, kTls, 2);
+    CUcontext c = NULL;
+    assert_cu_ok(current(&c));
+    assert_ptr_equal(c, fx->ctx);
+    CUcontext other = NULL;
+    assert_cu_ok(cuCtxCreate(&other, NULL, 0, fx->dev));
+    assert_cu_ok(current(&c));
+    assert_ptr_equal(c, other);
+    assert_cu_ok(cuCtxDestroy(other));
+    assert_cu_ok(current(&c));
+    assert_ptr_equal(c, fx->ctx);
+    /* Another thread has none current. */
+    CUcontext seen = (CUcontext)2;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, current_in_thread, &seen), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_null(seen);
+    assert_cu(CUDA_ERROR_INVALID_VALUE, current(NULL));
+}
+
+/* cuBLAS's table: the three slots cuBLAS calls, answered as libcuda 580 did,
+ * for the current context or a named one; none current is an error. */
+static void test_cublas_table(void **state) {
+    ts_fixture *fx = ts_fx(state);
+    uint64_t v = 0xdeadbeefcafef00dull;
+    assert_cu_ok(SLOT(cublas_flag_fn, kCublas, 4)(fx->ctx, &v));
+    assert_true(v == 1);
+    v = 0;
+    assert_cu_ok(SLOT(cublas_flag_fn, kCublas, 4)(NULL, &v));
+    assert_true(v == 1);
+    assert_cu(CUDA_ERROR_INVALID_VALUE, SLOT(cublas_flag_fn, kCublas, 4)(fx->ctx, NULL));
+
+    const void *obj = NULL;
+    assert_cu_ok(SLOT(cublas_object_fn, kCublas, 51)(fx->ctx, NULL, &obj));
+    assert_non_null(obj);
+    assert_true(*(const uint64_t *)obj == 1);
+    v = 0;
+    assert_cu_ok(SLOT(cublas_query_fn, kCublas, 39)(fx->ctx, obj, &v));
+    assert_true(v == 7);
+    /* Not its object, or nowhere to write: a value error. */
+    assert_cu(CUDA_ERROR_INVALID_VALUE, SLOT(cublas_query_fn, kCublas, 39)(fx->ctx, &v, &v));
+    assert_cu(CUDA_ERROR_INVALID_VALUE, SLOT(cublas_query_fn, kCublas, 39)(fx->ctx, obj, NULL));
+
+    /* No context current, none named. */
+    CUcontext popped = NULL;
+    assert_cu_ok(cuCtxPopCurrent(&popped));
+    assert_cu(CUDA_ERROR_INVALID_CONTEXT, SLOT(cublas_flag_fn, kCublas, 4)(NULL, &v));
+    assert_cu(CUDA_ERROR_INVALID_CONTEXT, SLOT(cublas_object_fn, kCublas, 51)(NULL, NULL, &obj));
+    assert_cu_ok(cuCtxPushCurrent(popped));
 }
 
 /* CUDART_INTERFACE[2]: the primary context's handle, made but not retained
@@ -468,6 +540,8 @@ int main(void) {
         NO_CTX_TEST(test_storage_destructor_on_primary_release_and_reset),
         CTX_TEST(test_storage_threads),
         CTX_TEST(test_context_checks),
+        CTX_TEST(test_tools_tls_current_context),
+        CTX_TEST(test_cublas_table),
         NO_CTX_TEST(test_integrity_check),
     };
     return cmocka_run_group_tests(tests, ts_group_init, NULL);

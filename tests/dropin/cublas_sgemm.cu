@@ -9,20 +9,35 @@
 // product, cublasDestroy; then which driver library the process has mapped.
 // Last line: "cublas_sgemm: PASS" (exit 0) or "cublas_sgemm: FAIL" (exit 1).
 //
-//   build/dropin/cublas_sgemm                        # NVIDIA's driver
-//   build/bin/nvlite-run build/dropin/cublas_sgemm   # nvlite
+// On nvlite's simulated driver (NVLITE_DEVICE=sim; make test-cudart runs it
+// so) kernels are not run: every cuBLAS and cudart call must succeed, the
+// values are not compared, and last a trap the simulator injects into the
+// next kernel must fail a GEMM with cudaErrorLaunchFailure (its kernel
+// reached the simulated GPU).
+//
+//   build/dropin/cublas_sgemm                              # NVIDIA's driver
+//   build/bin/nvlite-run build/dropin/cublas_sgemm         # nvlite
+//   build/bin/nvlite-run --sim build/dropin/cublas_sgemm   # nvlite, simulated GPU
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <link.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 namespace {
 
 bool good = true;
+
+bool onSimulator() {
+    const char* d = std::getenv("NVLITE_DEVICE");
+    return d && std::strcmp(d, "sim") == 0;
+}
 
 bool rt(cudaError_t e, const char* what) {
     if (e == cudaSuccess) return true;
@@ -65,6 +80,13 @@ void gemm(cublasHandle_t h, int m, int n, int k, bool ta, bool tb, uint64_t seed
                          db, ldb, &zero, dc, m),
              name) &&
         rt(cudaMemcpy(c.data(), dc, c.size() * 4, cudaMemcpyDeviceToHost), name)) {
+        if (onSimulator()) {
+            std::printf("%s: ok (simulated driver: kernels are not run, values not compared)\n", name);
+            cudaFree(da);
+            cudaFree(db);
+            cudaFree(dc);
+            return;
+        }
         size_t wrong = 0;
         for (int j = 0; j < n; ++j) {
             for (int i = 0; i < m; ++i) {
@@ -102,6 +124,50 @@ void mapsFact() {
     std::printf("maps: NVIDIA libcuda.so.5xx mapped: %s; libnvlite mapped: %s\n", real, ours);
 }
 
+// The simulator's test hook (include/nvlite/nvlite.h), wherever nvlite's
+// libraries export it.
+using InjectFault = int (*)(int);
+InjectFault findInjectFault() {
+    InjectFault found = nullptr;
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* out) {
+            if (!info->dlpi_name || !*info->dlpi_name) return 0;
+            void* lib = dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD);
+            if (!lib) return 0;
+            if (void* f = dlsym(lib, "nvliteSimInjectFault")) *static_cast<InjectFault*>(out) = reinterpret_cast<InjectFault>(f);
+            dlclose(lib);
+            return *static_cast<InjectFault*>(out) ? 1 : 0;
+        },
+        &found);
+    return found;
+}
+
+// A GEMM whose kernel the simulated GPU traps: the launch reached it.
+void trappedGemm(cublasHandle_t h) {
+    InjectFault inject = findInjectFault();
+    if (!inject) {
+        std::printf("simulator: nvliteSimInjectFault not found\n");
+        good = false;
+        return;
+    }
+    const int n = 96;
+    float *a = nullptr, *c = nullptr;
+    if (!rt(cudaMalloc(&a, n * n * 4), "trap: cudaMalloc") || !rt(cudaMalloc(&c, n * n * 4), "trap: cudaMalloc")) return;
+    rt(cudaMemset(a, 0x3c, n * n * 4), "trap: cudaMemset");
+    rt(cudaDeviceSynchronize(), "trap: cudaDeviceSynchronize before");
+    constexpr int kLaunchTrap = 3;  // NVLITE_SIM_FAULT_LAUNCH_TRAP
+    if (inject(kLaunchTrap) != 0) {
+        std::printf("simulator: the trap could not be armed\n");
+        good = false;
+        return;
+    }
+    const float one = 1.0f, zero = 0.0f;
+    blas(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, a, n, &zero, c, n), "trap: cublasSgemm");
+    const cudaError_t e = cudaDeviceSynchronize();
+    std::printf("simulator: GEMM with a trap injected into its kernel: %s\n", cudaGetErrorName(e));
+    if (e != cudaErrorLaunchFailure) good = false;
+}
+
 }  // namespace
 
 int main() {
@@ -113,7 +179,11 @@ int main() {
         gemm(h, 200, 77, 129, true, false, 3);
         gemm(h, 65, 190, 33, false, true, 4);
         rt(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-        blas(cublasDestroy(h), "cublasDestroy");
+        if (onSimulator()) {
+            trappedGemm(h);  // the context is lost after it: nothing more to destroy
+        } else {
+            blas(cublasDestroy(h), "cublasDestroy");
+        }
     }
     mapsFact();
     std::printf("cublas_sgemm: %s\n", good ? "PASS" : "FAIL");
