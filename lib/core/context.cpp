@@ -13,6 +13,7 @@
 #include "core/host_func.h"
 #include "core/mem_pool.h"
 #include "core/memory.h"
+#include "core/peer.h"
 #include "core/runtime.h"
 #include "core/staging.h"
 
@@ -90,6 +91,7 @@ void Context::deactivate() {
     if (!active()) return;
     active_.store(false, std::memory_order_release);
     (void)synchronize();
+    dropPeerAccess(*this);
     // Before the channels go: host functions still queued (after a fault)
     // and pools' stream-ordered frees refer to them.
     {

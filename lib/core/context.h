@@ -151,6 +151,15 @@ public:
     // run when the context is deactivated.
     ContextStorage storage;
 
+    // Peer access (core/peer.h): the contexts whose memory this one maps,
+    // each with the activation it was enabled in.
+    struct PeerEntry {
+        Context* context;
+        uint64_t generation;
+    };
+    std::mutex peerMutex;
+    std::vector<PeerEntry> peers;
+
 private:
     Context(Device& device, bool primary);
     Status noteFault(Status s);

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "loader/jit.h"
 #include "loader/nvjitlink.h"
+#include "loader/ptx_compat.h"
 
 namespace nvl::loader {
 
@@ -121,6 +122,7 @@ Status Linker::add(CUjitInputType type, const void* data, size_t size, const cha
         int rc;
         if (t == nvjitlink::kPtx) {
             std::string text(static_cast<const char*>(data), strnlen(static_cast<const char*>(data), size));
+            normalizeLegacyPtxHeader(text);
             rc = thread_->run([&] { return session_->addData(t, text.c_str(), text.size() + 1, name ? name : "ptx"); });
         } else {
             rc = thread_->run([&] { return session_->addData(t, data, size, name ? name : "input"); });
