@@ -305,7 +305,8 @@ test-hw: $(TEST_DEPS)
 TSAN_BUILD ?= $(BUILD)-tsan
 TSAN_TESTS ?= tests/api/test_threads tests/api/test_copy_ptds tests/api/test_context tests/api/test_init \
               tests/api/test_driver_queries \
-              tests/api/test_faults tests/api/test_events tests/unit/test_devrt_threads tests/api/test_library
+              tests/api/test_faults tests/api/test_events tests/unit/test_devrt_threads tests/api/test_library \
+              tests/api/test_private_tables
 TSAN_BINS  := $(addprefix $(TSAN_BUILD)/,$(TSAN_TESTS))
 TSAN_RUN_OPTIONS := halt_on_error=1 exitcode=66 second_deadlock_stack=1
 
@@ -491,3 +492,62 @@ BENCH_ARGS   ?=
 .PHONY: bench-compare
 bench-compare: $(if $(filter 1,$(NO_BUILD)),,bench driver)
 	python3 bench/compare.py --build $(BUILD) --rounds $(BENCH_ROUNDS) --out $(BUILD)/bench/compare.md $(BENCH_ARGS)
+
+# ---- Runtime-API programs (issue 13) ----
+# tests/cudart/*.cu: cmocka programs that use only the runtime API, built by
+# nvcc with static and with shared cudart. Their RPATH puts build/driver
+# (nvlite as libcuda.so.1) first, so nvlite is their driver wherever they run.
+# make test-cudart      runs them on the simulated driver (part of make test)
+# make test-hw-cudart   runs them on the GPU (kernels' results checked)
+# Without nvcc ($(NVCC)) they are not built, and both targets say so.
+NVCC        ?= $(CUDA_HOME)/bin/nvcc
+CUDART_SRCS := $(sort $(wildcard tests/cudart/*.cu))
+CUDART_ARCH := -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=compute_80
+CUDART_LINK  = -Xlinker --disable-new-dtags -Xlinker -rpath -Xlinker '$$ORIGIN/../../driver' -lcmocka -ldl
+ifneq ($(wildcard $(NVCC)),)
+CUDART_CUBLAS := $(BUILD)/dropin/cublas_sgemm
+CUDART_BINS := $(foreach s,$(CUDART_SRCS),$(patsubst tests/%.cu,$(BUILD)/tests/%,$(s))_static \
+                 $(patsubst tests/%.cu,$(BUILD)/tests/%,$(s))_shared)
+endif
+
+$(BUILD)/obj/tests/cudart/%.o: tests/cudart/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -std=c++17 -O2 $(CUDART_ARCH) -Xcompiler -Wall,-Wextra,-Werror -c $< -o $@
+
+$(BUILD)/tests/cudart/%_static: $(BUILD)/obj/tests/cudart/%.o | driver
+	@mkdir -p $(dir $@)
+	$(NVCC) -cudart=static $< -o $@ $(CUDART_LINK)
+
+$(BUILD)/tests/cudart/%_shared: $(BUILD)/obj/tests/cudart/%.o | driver
+	@mkdir -p $(dir $@)
+	$(NVCC) -cudart=shared $< -o $@ $(CUDART_LINK) -Xlinker -rpath -Xlinker $(CUDA_HOME)/lib64
+
+tests: $(CUDART_BINS)
+
+.PHONY: test-cudart test-hw-cudart
+# cuBLAS (tests/dropin/cublas_sgemm.cu) runs there too, nvlite first on its
+# LD_LIBRARY_PATH: every call must succeed and its GEMM kernels reach the
+# simulated GPU.
+test-cudart: $(if $(filter 1,$(NO_BUILD)),,$(CUDART_BINS) $(CUDART_CUBLAS) driver)
+	@if [ -z "$(CUDART_BINS)" ]; then echo "test-cudart: no nvcc ($(NVCC)): the runtime-API programs were not built or run"; \
+	 else LD_LIBRARY_PATH=$(abspath $(DRIVER_DIR))$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH} NVLITE_DEVICE=sim \
+	   tests/run_tests.sh $(CUDART_BINS) $(CUDART_CUBLAS); fi
+
+test-hw-cudart: $(if $(filter 1,$(NO_BUILD)),,$(CUDART_BINS))
+	@if [ -z "$(CUDART_BINS)" ]; then echo "test-hw-cudart: no nvcc ($(NVCC)): the runtime-API programs were not built"; exit 1; fi
+	@env -u NVLITE_DEVICE tests/run_tests.sh $(CUDART_BINS)
+
+# The smallest program that does what CuPy's matmul does (tests/dropin/cublas_sgemm.cu):
+# static cudart and cuBLAS, no driver linked.
+ifneq ($(wildcard $(NVCC)),)
+$(BUILD)/dropin/cublas_sgemm: tests/dropin/cublas_sgemm.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -std=c++17 -O2 -arch=sm_90 -Xcompiler -Wall,-Wextra,-Werror -cudart=static $< -o $@ -lcublas -ldl \
+	  -Xlinker -rpath -Xlinker $(CUDA_HOME)/lib64
+
+dropin-checks: $(BUILD)/dropin/cublas_sgemm
+endif
+
+ifneq ($(NO_BUILD),1)
+test: test-cudart
+endif

@@ -203,8 +203,9 @@ Status ctxGetApiVersion(CUcontext ctx, unsigned int* version) {
 // FIFO and the device heap belong to the context's device runtime. The two
 // hints (L2 fetch granularity, persisting L2 size) are kept, clamped, for
 // cuCtxGetLimit. The limits of features nvlite does not provide (the device
-// runtime's launches, CIG contexts) are CUDA_ERROR_UNSUPPORTED_LIMIT,
-// libcuda's answer for limits a device does not have.
+// runtime's launches, CIG's shared-memory fallback) are
+// CUDA_ERROR_UNSUPPORTED_LIMIT, libcuda's answer for limits a device does not
+// have.
 Status ctxGetLimit(size_t* pvalue, CUlimit limit) {
     NVL_ASSIGN_OR_RETURN(Context * c, core::requireCurrent());
     if (!pvalue) return CUDA_ERROR_INVALID_VALUE;
@@ -214,10 +215,17 @@ Status ctxGetLimit(size_t* pvalue, CUlimit limit) {
     case CU_LIMIT_PERSISTING_L2_CACHE_SIZE: *pvalue = c->persistingL2Bytes.load(); return kOk;
     case CU_LIMIT_PRINTF_FIFO_SIZE: *pvalue = c->devrt().fifoLimit(); return kOk;
     case CU_LIMIT_MALLOC_HEAP_SIZE: *pvalue = c->devrt().heapLimit(); return kOk;
+    // Read-only facts (libcuda 580: the opt-in shared memory per block, and 0
+    // for a context that is not a CIG context, which nvlite never makes);
+    // cuBLAS reads both.
+    case CU_LIMIT_SHMEM_SIZE: {
+        NVL_ASSIGN_OR_RETURN(int optin, c->device().attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
+        *pvalue = static_cast<size_t>(optin);
+        return kOk;
+    }
+    case CU_LIMIT_CIG_ENABLED: *pvalue = 0; return kOk;
     case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH:
     case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
-    case CU_LIMIT_SHMEM_SIZE:
-    case CU_LIMIT_CIG_ENABLED:
     case CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED: return CUDA_ERROR_UNSUPPORTED_LIMIT;
     default: return CUDA_ERROR_INVALID_VALUE;
     }
@@ -245,10 +253,10 @@ Status ctxSetLimit(CUlimit limit, size_t value) {
         return c->devrt().setFifoLimit(std::max(value, core::DeviceRuntime::kMinFifoBytes));
     case CU_LIMIT_MALLOC_HEAP_SIZE:
         return c->devrt().setHeapLimit(std::max(value, core::DeviceRuntime::kMinHeapBytes));
+    case CU_LIMIT_SHMEM_SIZE:
+    case CU_LIMIT_CIG_ENABLED: return CUDA_ERROR_NOT_PERMITTED;  // read-only (libcuda 580)
     case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH:
     case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
-    case CU_LIMIT_SHMEM_SIZE:
-    case CU_LIMIT_CIG_ENABLED:
     case CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED: return CUDA_ERROR_UNSUPPORTED_LIMIT;
     default: return CUDA_ERROR_INVALID_VALUE;
     }
@@ -286,16 +294,32 @@ Status devicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
     return kOk;
 }
 
+// A primary context about to go first runs its context-local storage
+// destructors (cudart's state), outside the device's lock: they may call the
+// driver, the cuDevicePrimaryCtx* functions included.
 Status devicePrimaryCtxRelease(CUdevice dev) {
     NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    Context* last = nullptr;
+    {
+        std::lock_guard lock(d->primaryMutex);
+        if (d->primaryRefs == 0) return CUDA_ERROR_INVALID_CONTEXT;
+        if (d->primaryRefs == 1) last = d->primary;
+    }
+    if (last) last->storage.destroyAll(last->handle());
     std::lock_guard lock(d->primaryMutex);
-    if (d->primaryRefs == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (d->primaryRefs == 0) return CUDA_ERROR_INVALID_CONTEXT;  // released meanwhile
     if (--d->primaryRefs == 0) d->primary->deactivate();
     return kOk;
 }
 
 Status devicePrimaryCtxReset(CUdevice dev) {
     NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    Context* primary = nullptr;
+    {
+        std::lock_guard lock(d->primaryMutex);
+        primary = d->primary;
+    }
+    if (primary) primary->storage.destroyAll(primary->handle());
     std::lock_guard lock(d->primaryMutex);
     if (d->primary) d->primary->deactivate();
     return kOk;

@@ -38,10 +38,14 @@ Result<Kernel*> liveKernel(CUkernel k) {
 Status parseOptions(CUjit_option* jitOptions, void** jitValues, unsigned numJit, CUlibraryOption* libOptions,
                     void** libValues, unsigned numLib, core::JitOptions* jit) {
     NVL_TRY(core::parseJitOptions(numJit, jitOptions, jitValues, jit));
-    if (numLib && (!libOptions || !libValues)) return CUDA_ERROR_INVALID_VALUE;
+    // The values may be NULL when no option needs one: cuBLAS 13 passes
+    // CU_LIBRARY_BINARY_IS_PRESERVED (a hint, nothing to read) that way.
+    if (numLib && !libOptions) return CUDA_ERROR_INVALID_VALUE;
     for (unsigned i = 0; i < numLib; ++i) {
         switch (libOptions[i]) {
         case CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE:
+            if (!libValues) return CUDA_ERROR_INVALID_VALUE;
+            break;
         case CU_LIBRARY_BINARY_IS_PRESERVED: break;
         default: return CUDA_ERROR_INVALID_VALUE;
         }

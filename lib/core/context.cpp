@@ -87,6 +87,8 @@ Status Context::activate(unsigned flags) {
 }
 
 void Context::deactivate() {
+    // First, while the context still works: the destructors may use it.
+    storage.destroyAll(handle());
     std::lock_guard lock(lifecycleMutex_);
     if (!active()) return;
     active_.store(false, std::memory_order_release);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "core/context_storage.h"
 #include "core/stream.h"
 #include "hw/channel_group.h"
 #include "hw/compute.h"
@@ -166,6 +167,10 @@ public:
     std::atomic<size_t> l2FetchGranularity{kDefaultL2FetchGranularity};
     std::atomic<size_t> persistingL2Bytes{0};
     static constexpr size_t kDefaultL2FetchGranularity = 64;
+
+    // Context-local storage of the libraries above (cudart): its destructors
+    // run when the context is deactivated.
+    ContextStorage storage;
 
     // Peer access (core/peer.h): the contexts whose memory this one maps,
     // each with the activation it was enabled in.

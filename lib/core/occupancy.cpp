@@ -7,6 +7,7 @@
 #include "core/device.h"
 #include "core/module.h"
 #include "hw/compute.h"
+#include "hw/gpu_info.h"
 
 namespace nvl::core {
 namespace {
@@ -95,6 +96,80 @@ Result<PotentialBlockSize> maxPotentialBlockSize(const Function& f, CUoccupancyB
         }
     }
     return best;
+}
+
+// ------------------------------------------------------------------ clusters
+
+namespace {
+
+// Eight blocks per cluster are portable; sixteen when the kernel allows more
+// (as for launches, lib/core/launch.cpp).
+int clusterLimit(const Function& f) {
+    return f.settings.nonPortableClusterSizeAllowed.load(std::memory_order_relaxed) ? 16 : 8;
+}
+
+// The shape the query gives, else the one the kernel requires (compiled in,
+// or set at run time); a given shape must match a required one.
+Result<uint64_t> clusterBlocks(const Function& f, const ClusterQuery& q) {
+    const loader::Kernel& k = f.kernel();
+    uint32_t runtime[3];
+    for (int i = 0; i < 3; ++i) runtime[i] = f.settings.requiredCluster[i].load(std::memory_order_relaxed);
+    const uint32_t* required = k.clusterDims[0]                          ? k.clusterDims
+                               : (runtime[0] || runtime[1] || runtime[2]) ? runtime
+                                                                          : nullptr;
+    const bool given = q.cluster[0] || q.cluster[1] || q.cluster[2];
+    if (!given && !required) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    if (given && required)
+        for (int i = 0; i < 3; ++i)
+            if (required[i] && q.cluster[i] != required[i]) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    const uint32_t* c = given ? q.cluster : required;
+    uint64_t blocks = 1;
+    for (int i = 0; i < 3; ++i) {
+        if (c[i] == 0) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+        blocks *= c[i];
+    }
+    if (blocks > static_cast<uint64_t>(clusterLimit(f))) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    return blocks;
+}
+
+Status checkClusters(const Device& d) {
+    NVL_ASSIGN_OR_RETURN(int clusters, d.attribute(CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH));
+    return clusters ? kOk : Status(CUDA_ERROR_NOT_SUPPORTED);
+}
+
+}  // namespace
+
+// A cluster runs inside one GPC. The SMs are taken as spread evenly over the
+// GPCs (RM gives the counts, not each GPC's), and each holds as many of the
+// kernel's blocks as the occupancy calculator allows.
+Result<int> maxActiveClusters(const Function& f, const ClusterQuery& q) {
+    const Device& d = f.module().context().device();
+    NVL_TRY(checkClusters(d));
+    NVL_ASSIGN_OR_RETURN(const uint64_t size, clusterBlocks(f, q));
+    NVL_ASSIGN_OR_RETURN(const int perSm, maxActiveBlocksPerSm(f, q.blockSize, q.dynamicSmemBytes, 0));
+    const hw::GpuInfo& gi = d.info();
+    const uint64_t gpcs = std::max<uint32_t>(gi.gpcCount, 1);
+    uint64_t clusters = 0;
+    for (uint64_t g = 0; g < gpcs; ++g) {
+        const uint64_t sms = gi.smCount / gpcs + (g < gi.smCount % gpcs ? 1 : 0);
+        clusters += sms * static_cast<uint64_t>(perSm) / size;
+    }
+    return static_cast<int>(std::min<uint64_t>(clusters, INT32_MAX));
+}
+
+Result<int> maxPotentialClusterSize(const Function& f, const ClusterQuery& q) {
+    const Device& d = f.module().context().device();
+    NVL_TRY(checkClusters(d));
+    // The configuration's shape is not looked at. A shape compiled into the
+    // kernel (__cluster_dims__) is the only one it may have; one set with
+    // REQUIRED_CLUSTER_* does not count (libcuda 580 answered 16 for a kernel
+    // allowed non-portable sizes after REQUIRED_CLUSTER_WIDTH 2 was set).
+    const loader::Kernel& k = f.kernel();
+    if (k.clusterDims[0]) return static_cast<int>(std::max(k.clusterDims[0], 1u) * std::max(k.clusterDims[1], 1u) * std::max(k.clusterDims[2], 1u));
+    NVL_ASSIGN_OR_RETURN(const int perSm, maxActiveBlocksPerSm(f, q.blockSize, q.dynamicSmemBytes, 0));
+    const hw::GpuInfo& gi = d.info();
+    const uint64_t smallestGpc = gi.smCount / std::max<uint32_t>(gi.gpcCount, 1);
+    return static_cast<int>(std::min<uint64_t>(static_cast<uint64_t>(perSm) * smallestGpc, clusterLimit(f)));
 }
 
 }  // namespace nvl::core

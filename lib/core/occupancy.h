@@ -27,4 +27,17 @@ Result<PotentialBlockSize> maxPotentialBlockSize(const Function& f, CUoccupancyB
 // 'numBlocks' blocks of 'blockSize' threads may have so that they fit on one SM.
 Result<size_t> availableDynamicSharedPerBlock(const Function& f, int numBlocks, int blockSize);
 
+// Thread block clusters (sm_90): 'cluster' is the shape asked for (zeros:
+// none, the kernel's own is taken), as in cuOccupancyMaxActiveClusters's and
+// cuOccupancyMaxPotentialClusterSize's launch configuration.
+struct ClusterQuery {
+    int blockSize = 0;
+    size_t dynamicSmemBytes = 0;
+    uint32_t cluster[3] = {0, 0, 0};
+};
+// How many clusters of the shape fit on the device at once.
+Result<int> maxActiveClusters(const Function& f, const ClusterQuery& q);
+// The largest cluster (in blocks) the kernel may be launched with.
+Result<int> maxPotentialClusterSize(const Function& f, const ClusterQuery& q);
+
 }  // namespace nvl::core

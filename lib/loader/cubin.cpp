@@ -68,7 +68,10 @@ Status readRelocations(const ElfFile& elf, const Layout& layout, Image& image) {
         if (!layout.placed(s.info)) continue;  // .debug_frame and other unloaded sections
         const ElfSection& target = *elf.section(s.info);
         if (layout.placement[target.index] == Placement::ZeroFill) return CUDA_ERROR_INVALID_IMAGE;
-        if (s.link != elf.symtabIndex() || syms.empty()) return CUDA_ERROR_INVALID_IMAGE;
+        // A cubin has one symbol table, and relocations name its symbols
+        // whatever sh_link says: cuBLAS 13's cubins link theirs to .nv.info,
+        // and libcuda 580 loads them.
+        if (syms.empty()) return CUDA_ERROR_INVALID_IMAGE;
         NVL_ASSIGN_OR_RETURN(auto entries, elf.relocations(s));
         for (const ElfRelocation& r : entries) {
             if (r.type == reloc::kNone) continue;

@@ -181,6 +181,18 @@ static void test_ctx_limits(void **state) {
         assert_cu(CUDA_ERROR_UNSUPPORTED_LIMIT, cuCtxGetLimit(&v, unsupported[i]));
         assert_cu(CUDA_ERROR_UNSUPPORTED_LIMIT, cuCtxSetLimit(unsupported[i], 4096));
     }
+    /* Read-only (libcuda 580): the opt-in shared memory per block; not a CIG context. */
+    int optin = 0;
+    assert_cu_ok(cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 0));
+    assert_cu_ok(cuCtxGetLimit(&v, CU_LIMIT_SHMEM_SIZE));
+    assert_int_equal(v, (size_t)optin);
+    assert_cu(CUDA_ERROR_NOT_PERMITTED, cuCtxSetLimit(CU_LIMIT_SHMEM_SIZE, 1024));
+    v = 7;
+    assert_cu_ok(cuCtxGetLimit(&v, CU_LIMIT_CIG_ENABLED));
+    assert_int_equal(v, 0);
+    assert_cu(CUDA_ERROR_NOT_PERMITTED, cuCtxSetLimit(CU_LIMIT_CIG_ENABLED, 1));
+    assert_cu(CUDA_ERROR_UNSUPPORTED_LIMIT, cuCtxGetLimit(&v, CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED));
+    assert_cu(CUDA_ERROR_UNSUPPORTED_LIMIT, cuCtxSetLimit(CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED, 1));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuCtxGetLimit(&v, (CUlimit)0x77));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuCtxSetLimit((CUlimit)0x77, 1));
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuCtxGetLimit(NULL, CU_LIMIT_STACK_SIZE));

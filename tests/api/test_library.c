@@ -96,6 +96,14 @@ static void test_load_and_unload(void **state) {
     void *yes[] = {(void *)(uintptr_t)1};
     assert_cu_ok(cuLibraryLoadData(&lib, image, NULL, NULL, 0, preserved, yes, 1));
     assert_cu_ok(cuLibraryUnload(lib));
+    /* It needs no value: cuBLAS 13 passes it with no value array. */
+    lib = NULL;
+    assert_cu_ok(cuLibraryLoadData(&lib, image, NULL, NULL, 0, preserved, NULL, 1));
+    assert_non_null(lib);
+    assert_cu_ok(cuLibraryUnload(lib));
+    /* The host table needs one. */
+    CUlibraryOption table[] = {CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE};
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuLibraryLoadData(&lib, image, NULL, NULL, 0, table, NULL, 1));
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuLibraryUnload(lib));
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuLibraryUnload(NULL));
     /* The code is copied: the caller's buffer may go at once. */

@@ -24,6 +24,10 @@
  *                           launches (a kernel whose constant loads are patched
  *                           to read each word)
  *   launch_probe gc         a __grid_constant__ parameter read through its address
+ *   launch_probe clusterocc cuOccupancyMaxActiveClusters / MaxPotentialClusterSize
+ *                           over block sizes, cluster shapes, shared memory and the
+ *                           non-portable attribute, beside the blocks per SM (the
+ *                           rule behind libcuda's cluster counts is not known yet)
  *
  * Run "funcs" also with CUDA_MODULE_LOADING=EAGER and =LAZY. libcuda's outputs
  * are in tests/compat/expected/libcuda_launch_<section>.txt (run2 on the H200:
@@ -1086,6 +1090,68 @@ static void cluster(void) {
     cuModuleUnload(m);
 }
 
+/* ------------------------------------------------------------------ clusterocc */
+
+static void clusterocc_one(CUfunction f, const char *name, unsigned block, unsigned dyn, unsigned cx, unsigned cy) {
+    CUlaunchAttribute a = attr(CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+    a.value.clusterDim.x = cx;
+    a.value.clusterDim.y = cy;
+    a.value.clusterDim.z = 1;
+    CUlaunchConfig c = config(64, 2, 1, block, cx ? &a : NULL, cx ? 1 : 0);
+    c.sharedMemBytes = dyn;
+    int perSm = -1, n = -1;
+    cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, f, (int)block, dyn);
+    char label[128];
+    snprintf(label, sizeof label, "%s block %u dyn %u cluster %ux%u (%d/SM)", name, block, dyn, cx, cy, perSm);
+    PV(label, cuOccupancyMaxActiveClusters(&n, f, &c), "%d", n);
+}
+
+static void clusterocc(void) {
+    if (!coop_cubin) {
+        printf("no cluster kernels (NVRTC could not compile them)\n");
+        return;
+    }
+    CUmodule m = NULL;
+    P("ModuleLoadData (cluster kernels)", cuModuleLoadData(&m, coop_cubin));
+    CUfunction q = fn(m, "k_clusterq"), c2 = fn(m, "k_cluster2");
+    static const unsigned blocks[] = {32, 64, 96, 128, 256, 512, 1024};
+    static const unsigned shapes[][2] = {{1, 1}, {2, 1}, {3, 1}, {4, 1}, {8, 1}, {2, 2}};
+    for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; ++b)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
+            clusterocc_one(q, "k_clusterq", blocks[b], 0, shapes[s][0], shapes[s][1]);
+    /* Dynamic shared memory: fewer blocks per SM. */
+    P("set MAX_DYNAMIC_SHARED_SIZE_BYTES 200000",
+      cuFuncSetAttribute(q, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 200000));
+    static const unsigned dyns[] = {16384, 40000, 60000, 100000, 200000};
+    for (size_t d = 0; d < sizeof dyns / sizeof dyns[0]; ++d) {
+        clusterocc_one(q, "k_clusterq", 128, dyns[d], 2, 1);
+        clusterocc_one(q, "k_clusterq", 128, dyns[d], 8, 1);
+    }
+    /* The compiled-in shape, and no shape at all. */
+    clusterocc_one(c2, "k_cluster2", 64, 0, 0, 0);
+    clusterocc_one(c2, "k_cluster2", 256, 0, 0, 0);
+    clusterocc_one(q, "k_clusterq", 64, 0, 0, 0);
+    /* Sizes above 8, then allowed. */
+    clusterocc_one(q, "k_clusterq", 64, 0, 16, 1);
+    int size = -1;
+    CUlaunchConfig c = config(64, 1, 1, 64, NULL, 0);
+    PV("PotentialClusterSize k_clusterq block 64", cuOccupancyMaxPotentialClusterSize(&size, q, &c), "%d", size);
+    c = config(64, 1, 1, 1024, NULL, 0);
+    PV("PotentialClusterSize k_clusterq block 1024", cuOccupancyMaxPotentialClusterSize(&size, q, &c), "%d", size);
+    PV("PotentialClusterSize k_cluster2 block 64", cuOccupancyMaxPotentialClusterSize(&size, c2, &c), "%d", size);
+    P("set NON_PORTABLE_CLUSTER_SIZE_ALLOWED 1",
+      cuFuncSetAttribute(q, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
+    clusterocc_one(q, "k_clusterq", 64, 0, 16, 1);
+    clusterocc_one(q, "k_clusterq", 1024, 0, 16, 1);
+    c = config(64, 1, 1, 64, NULL, 0);
+    PV("PotentialClusterSize k_clusterq non-portable block 64", cuOccupancyMaxPotentialClusterSize(&size, q, &c), "%d",
+       size);
+    c = config(64, 1, 1, 1024, NULL, 0);
+    PV("PotentialClusterSize k_clusterq non-portable block 1024", cuOccupancyMaxPotentialClusterSize(&size, q, &c),
+       "%d", size);
+    cuModuleUnload(m);
+}
+
 /* ------------------------------------------------------------------ legacy */
 
 static void legacy(void) {
@@ -1460,6 +1526,7 @@ int main(int argc, char **argv) {
     else if (strcmp(section, "legacy") == 0) legacy();
     else if (strcmp(section, "cbuf") == 0) cbuf();
     else if (strcmp(section, "gc") == 0) gc();
+    else if (strcmp(section, "clusterocc") == 0) clusterocc();
     else {
         printf("unknown section %s\n", section);
         return 2;

@@ -1,5 +1,7 @@
 // Loader tests on SASS inputs: cubins from nvcc and NVRTC, fatbins, the
 // prebuilt tests/data cubin (runs without a toolkit), relocation, JIT options.
+#include <elf.h>
+
 #include <map>
 #include <sstream>
 #include <string>
@@ -310,6 +312,41 @@ void test_relocation_encodings_match_libcuda(void**) {
     assert_false(reloc::apply(0x3a, insn.data(), 0x1000));  // R_CUDA_ABS47_34: not produced for sm_90, refused
 }
 
+// cuBLAS 13's cubins link their relocation sections (sh_link) to .nv.info,
+// not to the symbol table, and libcuda 580 loads them: the relocations are
+// read against the cubin's one symbol table all the same.
+void test_relocation_sections_linked_elsewhere(void**) {
+    auto& in = inputs();
+    std::vector<uint8_t> odd = in.prebuilt;
+    Elf64_Ehdr eh;
+    memcpy(&eh, odd.data(), sizeof eh);
+    uint32_t symtab = 0, other = 0, changed = 0;
+    for (uint32_t i = 0; i < eh.e_shnum; ++i) {
+        Elf64_Shdr sh;
+        memcpy(&sh, odd.data() + eh.e_shoff + uint64_t{i} * sizeof sh, sizeof sh);
+        if (sh.sh_type == SHT_SYMTAB) symtab = i;
+        else if (sh.sh_type == SHT_PROGBITS && !other) other = i;
+    }
+    assert_true(symtab != 0 && other != 0);
+    for (uint32_t i = 0; i < eh.e_shnum; ++i) {
+        const size_t at = eh.e_shoff + uint64_t{i} * sizeof(Elf64_Shdr);
+        Elf64_Shdr sh;
+        memcpy(&sh, odd.data() + at, sizeof sh);
+        if (sh.sh_type != SHT_RELA && sh.sh_type != SHT_REL) continue;
+        assert_int_equal(sh.sh_link, symtab);
+        put32(odd, at + offsetof(Elf64_Shdr, sh_link), other);
+        ++changed;
+    }
+    assert_true(changed > 0);
+    const Image a = loadOk(in.prebuilt), b = loadOk(odd);
+    assert_int_equal(b.relocations.size(), a.relocations.size());
+    for (size_t i = 0; i < a.relocations.size(); ++i) {
+        assert_int_equal(b.relocations[i].imageOffset, a.relocations[i].imageOffset);
+        assert_int_equal(b.relocations[i].targetImageOffset, a.relocations[i].targetImageOffset);
+        assert_int_equal(b.relocations[i].addend, a.relocations[i].addend);
+    }
+}
+
 void test_relocate_rejects_what_it_cannot_apply(void**) {
     Image im;
     im.bytes.assign(64, 0);
@@ -471,6 +508,7 @@ int main() {
         cmocka_unit_test(test_kernel_resources_match_ptxas),
         cmocka_unit_test(test_relocation_at_two_bases),
         cmocka_unit_test(test_relocation_encodings_match_libcuda),
+        cmocka_unit_test(test_relocation_sections_linked_elsewhere),
         cmocka_unit_test(test_relocate_rejects_what_it_cannot_apply),
         cmocka_unit_test(test_fatbin_selects_sass),
         cmocka_unit_test(test_fatbin_without_code_for_the_gpu),
