@@ -1,8 +1,8 @@
 /*
  * The built-in copy and fill kernels on a real GPU (issue 12): device-to-device
  * copies (1-D, 2-D, 3-D) and memsets (D8/D16/D32, 2-D) at sizes above the
- * kernel threshold (256 KiB by default; NVLITE_KERNEL_COPY_MIN / _FILL_MIN move
- * it), at odd sizes, offsets and pitches, with random data; every byte of the
+ * kernel threshold (off by default in the library; this test sets
+ * NVLITE_KERNEL_COPY_MIN / _FILL_MIN to 256 KiB unless the environment has them), at odd sizes, offsets and pitches, with random data; every byte of the
  * destination is checked, including the bytes around the box. Also checked:
  * stream order with events across streams (kernel copies and memsets between
  * copy-engine work). Skips without a GPU.
@@ -163,6 +163,8 @@ static void test_order_with_events(void** state) {
 }
 
 int main(void) {
+    setenv("NVLITE_KERNEL_COPY_MIN", "256k", 0);
+    setenv("NVLITE_KERNEL_FILL_MIN", "256k", 0);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_copies_1d, ts_hw_ctx_setup, ts_ctx_teardown),
         cmocka_unit_test_setup_teardown(test_fills, ts_hw_ctx_setup, ts_ctx_teardown),
