@@ -32,6 +32,8 @@ LIB_SRCS  := $(shell find lib -name '*.cpp' | sort)
 LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
 SHLIB     := $(BUILD)/lib/libnvlite.so.$(VERSION)
 STATIC    := $(BUILD)/lib/libnvlite_internal.a
+# The process nvJitLink runs in (lib/loader/jit_process.h), next to the library.
+JIT_HELPER := $(BUILD)/lib/nvlite-jit
 
 # Unit tests (C++, link the internal archive) and API tests (C, link the .so).
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.cpp) $(wildcard tests/sim/test_*.cpp))
@@ -52,7 +54,7 @@ SAMPLE_BINS := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_SRCS))
 
 all: lib samples
 
-lib: $(SHLIB) $(BUILD)/lib/$(SONAME) $(BUILD)/lib/libnvlite.so $(STATIC)
+lib: $(SHLIB) $(BUILD)/lib/$(SONAME) $(BUILD)/lib/libnvlite.so $(STATIC) $(JIT_HELPER)
 
 $(BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(dir $@)
@@ -65,12 +67,25 @@ $(SHLIB): $(LIB_OBJS) lib/exports.map
 $(BUILD)/lib/$(SONAME): $(SHLIB)
 	ln -sf $(notdir $(SHLIB)) $@
 
-$(BUILD)/lib/libnvlite.so: $(BUILD)/lib/$(SONAME)
+# Whatever links the library gets the JIT's helper program next to it.
+$(BUILD)/lib/libnvlite.so: $(BUILD)/lib/$(SONAME) $(JIT_HELPER)
 	ln -sf $(SONAME) $@
 
 $(STATIC): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
+
+$(JIT_HELPER): tools/nvlite-jit.cpp $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CXX) $(ALL_CXXFLAGS) $< -o $@ $(STATIC) $(LIB_LDLIBS)
+
+# A stand-in libnvJitLink that crashes, stalls or hogs memory on request
+# (tests/unit/test_jit_isolation.cpp).
+FAKE_NVJITLINK := $(BUILD)/tests/support/libfake_nvjitlink.so
+$(FAKE_NVJITLINK): tests/support/fake_nvjitlink.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -O1 -fPIC -shared -fvisibility=hidden $< -o $@
+$(BUILD)/tests/unit/test_jit_isolation: $(FAKE_NVJITLINK) $(JIT_HELPER)
 
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
@@ -185,6 +200,8 @@ header-check:
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/nvlite $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/
+	install -d $(DESTDIR)$(PREFIX)/libexec
+	install -m 755 $(JIT_HELPER) $(DESTDIR)$(PREFIX)/libexec/
 	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libnvlite.so
 	install -m 644 include/nvlite/*.h $(DESTDIR)$(PREFIX)/include/nvlite/

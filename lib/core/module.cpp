@@ -58,8 +58,36 @@ Result<Module*> Module::loadFile(Context& ctx, const char* path, loader::JitOpti
     return load(ctx, std::move(image));
 }
 
+namespace {
+
+// The launch path's description of a kernel of an image placed at 'base'.
+hw::KernelDescriptor describe(const loader::Kernel& k, uint64_t base, const hw::ComputeState& state) {
+    hw::KernelDescriptor d;
+    d.programVa = base + k.textOffset;
+    d.programBytes = static_cast<uint32_t>(k.textSize);
+    d.registers = k.registers;
+    d.barriers = std::max<uint32_t>(k.numBarriers, 1);
+    d.sharedWindowBytes = k.sharedWindowBytes;
+    // A kernel without EIATTR_PARAM_CBANK has no parameters: they would
+    // start after its bank 0, which holds at least the driver area.
+    d.paramBase = k.params.empty() && k.paramBytes == 0 ? std::max(k.paramBase, hw::Launch::driverAreaBytes(state))
+                                                        : k.paramBase;
+    d.cbuf0Bytes = std::max<uint32_t>(k.constBank0Bytes, d.paramBase + k.paramBytes);
+    for (const loader::ConstantBank& b : k.banks)
+        d.banks.push_back({b.bank, base + b.imageOffset, static_cast<uint32_t>(b.size)});
+    return d;
+}
+
+}  // namespace
+
 Status Module::place(loader::Image image) {
     std::lock_guard lock(mutex_);
+    hw::ComputeState state = ctx_.computeState();
+    // Parameters inside the driver area of constant bank 0 (or a bank 0 past
+    // 64 KiB) would make every launch write where it must not: a corrupt
+    // image, refused before anything is placed.
+    for (const loader::Kernel& k : image.kernels)
+        if (!hw::Launch::acceptsKernel(describe(k, 0, state), state)) return CUDA_ERROR_INVALID_IMAGE;
     const uint64_t align = std::max<uint64_t>(image.alignment, 1);
     const uint64_t total = image.allocationBytes();
     NVL_ASSIGN_OR_RETURN(DeviceHeap::Block block, ctx_.heap().alloc(total + align));
@@ -83,22 +111,12 @@ Status Module::place(loader::Image image) {
     binaryVersion_ = image.binaryVersion;
 
     NVL_ASSIGN_OR_RETURN(int defaultShared, ctx_.device().attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
-    hw::ComputeState state = ctx_.computeState();
     for (loader::Kernel& k : image.kernels) {
         auto* f = new Function(*this, std::move(k));
         HandleRegistry<Function>::get().add(f);
         const loader::Kernel& fk = f->kernel_;
-        hw::KernelDescriptor& d = f->descriptor_;
-        d.programVa = base + fk.textOffset;
-        d.programBytes = static_cast<uint32_t>(fk.textSize);
-        d.registers = fk.registers;
-        d.barriers = std::max<uint32_t>(fk.numBarriers, 1);
-        d.sharedWindowBytes = fk.sharedWindowBytes;
-        d.paramBase = fk.paramBase;
-        d.cbuf0Bytes = std::max<uint32_t>(fk.constBank0Bytes, fk.paramBase + fk.paramBytes);
-        for (const loader::ConstantBank& b : fk.banks)
-            d.banks.push_back({b.bank, base + b.imageOffset, static_cast<uint32_t>(b.size)});
-        f->qmd_ = hw::Launch::makeTemplate(d, state);
+        f->descriptor_ = describe(fk, base, state);
+        f->qmd_ = hw::Launch::makeTemplate(f->descriptor_, state);
         // Kernels get the default shared memory per block unless they opt in to more.
         const uint32_t room = static_cast<uint32_t>(defaultShared);
         f->maxDynamicSharedBytes = fk.staticSharedBytes < room ? room - fk.staticSharedBytes : 0;

@@ -18,12 +18,24 @@ constexpr uint32_t kCbufSharedWindow = 0x18;
 constexpr uint32_t kCbufLocalWindow = 0x20;
 constexpr uint32_t kCbufStackTop = 0x28;
 constexpr uint32_t kStackTop = 0xfffdc0;
+// First parameter byte of constant bank 0 (what compilers emit; EIATTR_PARAM_CBANK).
+constexpr uint32_t kParamBaseSm90 = 0x210;
+constexpr uint32_t kParamBaseSm70 = 0x160;
+constexpr uint32_t kSassVersionSm90 = 0x90;
 
 // Shared-memory carveouts of an sm_90 SM (KiB) and their QMD encoding (KiB / 4 + 1).
 constexpr uint32_t kCarveoutsKiB[] = {0, 8, 16, 32, 64, 100, 132, 164, 196, 228};
 constexpr uint32_t smConfig(uint32_t kib) { return kib / 4 + 1; }
 
 }  // namespace
+
+uint32_t Launch::driverAreaBytes(const ComputeState& s) {
+    return s.smVersion >= kSassVersionSm90 ? kParamBaseSm90 : kParamBaseSm70;
+}
+
+bool Launch::acceptsKernel(const KernelDescriptor& k, const ComputeState& s) {
+    return k.paramBase >= driverAreaBytes(s) && k.cbuf0Bytes >= k.paramBase && k.cbuf0Bytes <= kMaxConstantBankBytes;
+}
 
 uint32_t Launch::sharedBytes(const KernelDescriptor& k, uint32_t dynamicSharedBytes) {
     return static_cast<uint32_t>(alignUp(k.sharedWindowBytes + dynamicSharedBytes, 128));
@@ -93,9 +105,10 @@ Launch::Written Launch::write(const Channel::DataSlot& slot, const Qmd& tmpl, co
     driver[kCbufLocalWindow / 4 + 0] = lo32(s.localWindow);
     driver[kCbufLocalWindow / 4 + 1] = hi32(s.localWindow);
     driver[kCbufStackTop / 4] = kStackTop;
+    static_assert(sizeof driver <= kParamBaseSm70);
     uint8_t* cbuf = slot.cpu;
     std::memcpy(cbuf, driver, sizeof driver);
-    std::memset(cbuf + sizeof driver, 0, k.paramBase - sizeof driver);
+    std::memset(cbuf + sizeof driver, 0, k.paramBase - sizeof driver);  // paramBase >= the driver area (acceptsKernel)
 
     // Then the QMD, 256-byte aligned after it (SEND_PCAS_A takes its address >> 8).
     Qmd q = tmpl;

@@ -7,7 +7,7 @@
 
 #include "loader/image.h"
 #include "loader/jit_options.h"
-#include "loader/nvjitlink.h"
+#include "loader/jit_process.h"
 #include "loader/relocation.h"
 #include "test_loader_support.h"
 
@@ -331,10 +331,10 @@ void test_relocate_rejects_what_it_cannot_apply(void**) {
 void test_fatbin_selects_sass(void**) {
     auto& in = inputs();
     NEED(in.fatbinary, "NVRTC and fatbinary");
-    nvjitlink::setLibraryPathForTesting("/nonexistent/libnvJitLink.so");
+    jitproc::setLibraryPathForTesting("/nonexistent/libnvJitLink.so");
     JitOptions jit;
     Result<Image> r = load(in.fatBoth.data(), in.fatBoth.size(), 9, 0, jit);
-    nvjitlink::setLibraryPathForTesting(nullptr);
+    jitproc::setLibraryPathForTesting(nullptr);
     assert_true(r.ok());
     checkKernelsCu(*r);
     assert_true(jit.infoText.empty() && jit.errorText.empty());

@@ -8,7 +8,7 @@
 #include "loader/image.h"
 #include "loader/jit_options.h"
 #include "loader/linker.h"
-#include "loader/nvjitlink.h"
+#include "loader/jit_process.h"
 #include "loader/relocation.h"
 #include "test_loader_support.h"
 
@@ -201,10 +201,10 @@ void test_jit_compiler_not_found(void**) {
     void* values[] = {error, reinterpret_cast<void*>(uintptr_t{sizeof error})};
     JitOptions jit;
     assert_true(parseJitOptions(2, opts, values, &jit).ok());
-    nvjitlink::setLibraryPathForTesting("/nonexistent/libnvJitLink.so.13");
+    jitproc::setLibraryPathForTesting("/nonexistent/libnvJitLink.so.13");
     CUresult ptx = load(in.ptx90.data(), in.ptx90.size(), 9, 0, jit).status().code();
     auto linker = Linker::create(9, 0, jit);
-    nvjitlink::setLibraryPathForTesting(nullptr);
+    jitproc::setLibraryPathForTesting(nullptr);
     assert_int_equal(ptx, CUDA_ERROR_JIT_COMPILER_NOT_FOUND);
     assert_non_null(strstr(error, "libnvJitLink"));
     assert_int_equal(linker.status().code(), CUDA_ERROR_JIT_COMPILER_NOT_FOUND);
