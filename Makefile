@@ -50,7 +50,7 @@ SAMPLE_BINS := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_SRCS))
 # Keep the test objects make builds on the way (it would delete them as intermediates).
 .SECONDARY:
 
-.PHONY: all lib samples bench probes tests test test-hw test-tsan install clean header-check demo
+.PHONY: all lib samples bench probes tests test test-hw test-tsan install clean header-check demo soak hostile
 
 all: lib samples
 
@@ -175,7 +175,7 @@ test-hw: $(TEST_DEPS)
 # the tests always run with address randomisation off (setarch -R, util-linux)
 # where that is allowed.
 TSAN_BUILD ?= $(BUILD)-tsan
-TSAN_TESTS ?= tests/api/test_threads tests/api/test_copy_ptds tests/api/test_context tests/api/test_init \
+TSAN_TESTS ?= tests/api/test_threads tests/api/test_copy_ptds tests/api/test_context tests/api/test_init tests/api/test_races \
               tests/api/test_faults tests/api/test_events
 TSAN_BINS  := $(addprefix $(TSAN_BUILD)/,$(TSAN_TESTS))
 TSAN_RUN_OPTIONS := halt_on_error=1 exitcode=66 second_deadlock_stack=1
@@ -187,6 +187,27 @@ endif
 	@run=""; if setarch $$(uname -m) -R true 2>/dev/null; then run="setarch $$(uname -m) -R"; \
 	 else echo "test-tsan: setarch -R refused here (seccomp?): with vm.mmap_rnd_bits > 28 GCC 12's libtsan may fail to start"; fi; \
 	 NVLITE_DEVICE=sim TSAN_OPTIONS="$(TSAN_RUN_OPTIONS) $$TSAN_OPTIONS" $$run tests/run_tests.sh $(TSAN_BINS)
+
+# Soak (issue 9): create-everything / destroy-everything cycles; the RSS and
+# the heap may grow by 16 bytes per cycle at most, files, mappings and
+# threads must come back. On the GPU when there is one, else on the
+# simulated driver. SOAK_CYCLES=N for another count.
+SOAK_CYCLES ?= 10000
+SOAK_BIN := $(BUILD)/tests/soak/soak
+
+soak: $(SOAK_BIN)
+	@if [ -e /dev/nvidiactl ]; then dev=""; else dev="sim"; fi; \
+	 NVLITE_DEVICE=$$dev $(SOAK_BIN) $(SOAK_CYCLES)
+
+# The hostile mix (issue 9): HOSTILE_THREADS threads share contexts, streams,
+# events and modules and destroy them under each other for HOSTILE_SECONDS.
+HOSTILE_SECONDS ?= 60
+HOSTILE_THREADS ?= 16
+HOSTILE_BIN := $(BUILD)/tests/soak/hostile
+
+hostile: $(HOSTILE_BIN)
+	@if [ -e /dev/nvidiactl ]; then dev=""; else dev="sim"; fi; \
+	 NVLITE_DEVICE=$$dev $(HOSTILE_BIN) $(HOSTILE_SECONDS) $(HOSTILE_THREADS)
 
 # The samples on the real GPU when there is one, else on the simulated driver.
 demo: samples

@@ -31,13 +31,24 @@ Status createContext(CUcontext* pctx, unsigned flags, CUdevice dev) {
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
     if (!validFlags(flags)) return CUDA_ERROR_INVALID_VALUE;
-    NVL_ASSIGN_OR_RETURN(Context * ctx, Context::create(*d, flags, false));
-    core::current::push(ctx);
+    NVL_ASSIGN_OR_RETURN(std::shared_ptr<Context> ctx, Context::create(*d, flags, false));
+    core::current::push(ctx.get());
     *pctx = ctx->handle();
     return kOk;
 }
 
-// A handle that names a context we made (alive or not).
+// cuCtxCreate_v3/_v4's execution affinity: a count without its array, or a
+// negative count, is an argument error (checked against libcuda by
+// compat_probe misuse-ctxcreate); any affinity asked for is one nvlite does
+// not offer (SM partitioning).
+Status checkAffinity(const CUexecAffinityParam* params, int count) {
+    if (count < 0 || (count > 0 && !params)) return CUDA_ERROR_INVALID_VALUE;
+    if (count > 0) return CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
+    return kOk;
+}
+
+// A handle that names a context we made (alive or recently destroyed),
+// kept for the rest of the call.
 Result<Context*> known(CUcontext handle) {
     if (!handle) return CUDA_ERROR_INVALID_CONTEXT;
     Context* ctx = Context::fromHandle(handle);
@@ -55,8 +66,7 @@ NVL_EXPORT CUresult cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice
 NVL_EXPORT CUresult cuCtxCreate_v3(CUcontext* pctx, CUexecAffinityParam* paramsArray, int numParams,
                                    unsigned int flags, CUdevice dev) {
     return entry("cuCtxCreate_v3", [&]() -> Status {
-        // Execution affinity (SM partitioning) is not something nvlite offers.
-        if (paramsArray && numParams > 0) return CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
+        NVL_TRY(checkAffinity(paramsArray, numParams));
         return createContext(pctx, flags, dev);
     }, "%p, %p, %d, %u, %d", static_cast<void*>(pctx), static_cast<void*>(paramsArray), numParams, flags, dev);
 }
@@ -64,8 +74,7 @@ NVL_EXPORT CUresult cuCtxCreate_v3(CUcontext* pctx, CUexecAffinityParam* paramsA
 NVL_EXPORT CUresult cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags, CUdevice dev) {
     return entry("cuCtxCreate_v4", [&]() -> Status {
         if (params) {
-            if (params->execAffinityParams && params->numExecAffinityParams > 0)
-                return CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
+            NVL_TRY(checkAffinity(params->execAffinityParams, params->numExecAffinityParams));
             if (params->cigParams) return CUDA_ERROR_NOT_SUPPORTED;
         }
         return createContext(pctx, flags, dev);
@@ -78,8 +87,9 @@ NVL_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
         if (!ctx) return CUDA_ERROR_INVALID_VALUE;
         NVL_ASSIGN_OR_RETURN(Context * c, known(ctx));
         if (c->isPrimary()) return CUDA_ERROR_INVALID_CONTEXT;
-        if (!c->active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
-        c->deactivate();
+        // Calls using it on other threads finish first; later ones get
+        // CUDA_ERROR_CONTEXT_IS_DESTROYED. A second destroy (here or racing) too.
+        if (!Context::destroy(*c)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
         // Popped from the calling thread when on top; anywhere else (other
         // threads, lower on the stack) it stays, destroyed, as in libcuda.
         if (core::current::top() == c) core::current::pop();

@@ -9,6 +9,7 @@
 #include "common/status.h"
 #include "common/trace.h"
 #include "common/clock.h"
+#include "core/call_scope.h"
 #include "nvlite/cuda.h"
 
 #define NVL_EXPORT extern "C" __attribute__((visibility("default")))
@@ -20,10 +21,12 @@ const char* errorName(CUresult r);
 
 // Runs one API call: returns its CUresult, maps escaping exceptions to
 // CUresults, and with NVLITE_TRACE=1 prints the call, its arguments, its
-// result and its duration.
+// result and its duration. What the call looks up stays valid until it
+// returns (core::CallScope: a destroy racing it waits or answers it).
 template <class Body, class... Args>
 CUresult entry(const char* name, Body&& body, const char* fmt, Args... args) noexcept {
     auto run = [&]() noexcept -> CUresult {
+        core::CallScope scope;
         CUresult r;
         try {
             r = static_cast<Status>(body()).code();

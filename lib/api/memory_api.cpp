@@ -52,7 +52,8 @@ NVL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
     return entry("cuMemFree_v2", [&]() -> Status {
         NVL_TRY(core::checkCurrentIfAny());
         if (dptr == 0) return kOk;
-        auto a = AddressMap::get().find(dptr);
+        // Memory of a context being destroyed goes with it.
+        auto a = AddressMap::get().findInUse(dptr);
         if (!a || a->base != dptr || a->kind != MemoryKind::Device) return CUDA_ERROR_INVALID_VALUE;
         Context* owner = a->context;
         // Work still in flight may use it: the memory is reused at once.
@@ -95,7 +96,7 @@ NVL_EXPORT CUresult cuMemFreeHost(void* p) {
     return entry("cuMemFreeHost", [&]() -> Status {
         NVL_TRY(core::checkCurrentIfAny());
         if (!p) return kOk;
-        auto a = AddressMap::get().find(addr(p));
+        auto a = AddressMap::get().findInUse(addr(p));
         if (!a || a->base != addr(p) || a->kind != MemoryKind::HostAllocated) return CUDA_ERROR_INVALID_VALUE;
         Context* owner = a->context;
         NVL_TRY(owner->noted(owner->synchronize()));
@@ -145,7 +146,7 @@ NVL_EXPORT CUresult cuMemHostUnregister(void* p) {
     return entry("cuMemHostUnregister", [&]() -> Status {
         NVL_TRY(core::requireCurrent().status());
         if (!p) return CUDA_ERROR_INVALID_VALUE;
-        auto a = AddressMap::get().find(addr(p));
+        auto a = AddressMap::get().findInUse(addr(p));
         if (!a || a->kind != MemoryKind::HostRegistered) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
         if (a->base != addr(p)) return CUDA_ERROR_INVALID_VALUE;  // inside a registration, not its start
         Context* owner = a->context;

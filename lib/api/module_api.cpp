@@ -25,12 +25,17 @@ Status publish(CUmodule* module, Result<Module*> m) {
     return kOk;
 }
 
-// The object behind a function or module handle: one of ours, and its
-// module still loaded.
+// The object behind a function or module handle: one of ours, its module
+// still loaded, and the call holding passes through the gates of its
+// context and module (an unload or destroy racing the call waits for it).
+Module& moduleOf(Module* m) { return *m; }
+Module& moduleOf(Function* f) { return f->module(); }
 template <class T, class Handle>
 Result<T*> live(Handle h) {
     T* p = T::fromHandle(h);
     if (!p || !p->loaded()) return CUDA_ERROR_INVALID_HANDLE;
+    Module& m = moduleOf(p);
+    if (!core::CallScope::use(m.context()) || !core::CallScope::use(m)) return CUDA_ERROR_INVALID_HANDLE;
     return p;
 }
 Result<Function*> liveFunction(CUfunction f) { return live<Function>(f); }

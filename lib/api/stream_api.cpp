@@ -8,7 +8,6 @@
 #include "api/entry.h"
 #include "core/context.h"
 #include "core/event.h"
-#include "core/handle_registry.h"
 #include "core/runtime.h"
 #include "core/stream.h"
 
@@ -57,9 +56,9 @@ DestroyedEvents& destroyedEvents() {
 
 Result<Event*> eventFor(CUevent h) {
     NVL_TRY(core::Runtime::get().checkInit());
-    Event* e = h ? core::HandleRegistry<Event>::get().find(h) : nullptr;
+    Event* e = Event::fromHandle(h);
     if (!e) return h && destroyedEvents().contains(h) ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_ERROR_INVALID_HANDLE;
-    if (!e->context().active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    if (!core::CallScope::use(e->context())) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     if (CUresult sticky = e->context().stickyError(); sticky != CUDA_SUCCESS) return sticky;
     return e;
 }
@@ -165,9 +164,11 @@ NVL_EXPORT CUresult cuStreamCreateWithPriority(CUstream* phStream, unsigned int 
 NVL_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream) {
     return entry("cuStreamDestroy_v2", [&]() -> Status {
         NVL_TRY(core::Runtime::get().checkInit());
-        Stream* st = core::HandleRegistry<Stream>::get().find(hStream);
-        if (!st) return CUDA_ERROR_INVALID_HANDLE;
-        st->context().destroyStream(st);
+        // Not found, of a context being destroyed, or destroyed by another
+        // thread meanwhile: CUDA_ERROR_INVALID_HANDLE.
+        Stream* st = Stream::fromHandle(hStream);
+        if (!st || !core::CallScope::use(st->context()) || !st->context().destroyStream(st))
+            return CUDA_ERROR_INVALID_HANDLE;
         return kOk;
     }, "%p", PTR(hStream));
 }
@@ -273,11 +274,14 @@ NVL_EXPORT CUresult cuEventSynchronize(CUevent hEvent) {
 NVL_EXPORT CUresult cuEventDestroy_v2(CUevent hEvent) {
     return entry("cuEventDestroy_v2", [&]() -> Status {
         NVL_TRY(core::Runtime::get().checkInit());
-        Event* e = hEvent ? core::HandleRegistry<Event>::get().find(hEvent) : nullptr;
+        Event* e = Event::fromHandle(hEvent);
         if (!e)
             return hEvent && destroyedEvents().contains(hEvent) ? CUDA_ERROR_CONTEXT_IS_DESTROYED
                                                                 : CUDA_ERROR_INVALID_HANDLE;
-        Event::destroy(e);
+        // Of a context being destroyed: gone with it.
+        if (!core::CallScope::use(e->context())) return CUDA_ERROR_INVALID_HANDLE;
+        // Destroyed by another thread meanwhile: as libcuda answers a destroyed event.
+        if (!Event::destroy(e)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
         destroyedEvents().add(hEvent);
         return kOk;
     }, "%p", PTR(hEvent));

@@ -23,10 +23,13 @@ Sessions& sessions() {
 Result<CUlinkState> Link::create(Context& ctx, const loader::JitOptions& jit) {
     const hw::GpuInfo& gi = ctx.device().info();
     NVL_ASSIGN_OR_RETURN(auto linker, loader::Linker::create(gi.smMajor, gi.smMinor, jit));
-    auto link = std::make_shared<Link>(std::move(linker));
+    auto link = std::make_shared<Link>(std::move(linker), ctx.shared_from_this());
     auto handle = reinterpret_cast<CUlinkState>(link.get());
-    std::lock_guard lock(sessions().mutex);
-    sessions().byHandle.emplace(link.get(), std::move(link));
+    {
+        std::lock_guard lock(sessions().mutex);
+        sessions().byHandle.emplace(link.get(), std::move(link));
+    }
+    ctx.addLink(handle);
     return handle;
 }
 
@@ -39,11 +42,14 @@ Result<std::shared_ptr<Link>> Link::fromHandle(CUlinkState s) {
 
 Status Link::destroy(CUlinkState s) {
     std::shared_ptr<Link> last;  // freed outside the lock
-    std::lock_guard lock(sessions().mutex);
-    auto it = sessions().byHandle.find(s);
-    if (it == sessions().byHandle.end()) return CUDA_ERROR_INVALID_HANDLE;
-    last = std::move(it->second);
-    sessions().byHandle.erase(it);
+    {
+        std::lock_guard lock(sessions().mutex);
+        auto it = sessions().byHandle.find(s);
+        if (it == sessions().byHandle.end()) return CUDA_ERROR_INVALID_HANDLE;
+        last = std::move(it->second);
+        sessions().byHandle.erase(it);
+    }
+    last->ctx_->removeLink(s);
     return kOk;
 }
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "common/align.h"
+#include "core/call_scope.h"
+#include "core/context.h"
 #include "hw/gpu.h"
 
 namespace nvl::core {
@@ -34,6 +36,19 @@ std::optional<AllocationInfo> AddressMap::find(uint64_t addr) const {
     // A zero-byte window never matches; an address inside [base, base+size) does.
     if (addr - a.base < std::max<uint64_t>(a.size, 1)) return a;
     return std::nullopt;
+}
+
+std::optional<AllocationInfo> AddressMap::findInUse(uint64_t addr) const {
+    std::shared_lock lock(mutex_);
+    auto it = byBase_.upper_bound(addr);
+    if (it == byBase_.begin()) return std::nullopt;
+    --it;
+    const AllocationInfo& a = it->second;
+    if (addr - a.base >= std::max<uint64_t>(a.size, 1)) return std::nullopt;
+    // Under the lock the context is alive: its destroy removes its entries
+    // (removeContext) only after closing its gate and draining the passes.
+    if (!a.context || !CallScope::use(*a.context)) return std::nullopt;
+    return a;
 }
 
 bool AddressMap::overlaps(uint64_t addr, uint64_t len) const {

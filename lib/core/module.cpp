@@ -12,14 +12,24 @@
 
 namespace nvl::core {
 
-Function* Function::fromHandle(CUfunction f) { return HandleRegistry<Function>::get().find(f); }
-Module* Module::fromHandle(CUmodule m) { return HandleRegistry<Module>::get().find(m); }
+namespace {
 
-bool Function::loaded() const { return module_.loaded(); }
-
-bool Module::loaded() const {
-    return loaded_.load(std::memory_order_acquire) && ctx_.active() && ctx_.generation() == generation_;
+template <class T, class Handle>
+T* pinned(Handle h) {
+    std::shared_ptr<T> p = HandleRegistry<T>::get().find(h);
+    T* raw = p.get();
+    CallScope::keep(std::move(p));
+    return raw;
 }
+
+}  // namespace
+
+Function* Function::fromHandle(CUfunction f) { return pinned<Function>(f); }
+Module* Module::fromHandle(CUmodule m) { return pinned<Module>(m); }
+
+bool Function::loaded() const { return module_->loaded(); }
+
+bool Module::loaded() const { return isOpen() && ctx_->active() && ctx_->generation() == generation_; }
 
 uint32_t Function::warpsByRegisters(uint32_t registerFile) const {
     // Registers are handed to warps in units of 256, and warps to the SM's
@@ -40,10 +50,14 @@ uint32_t Function::maxThreadsPerBlock() const {
 }
 
 Result<Module*> Module::load(Context& ctx, loader::Image image) {
-    auto* m = new Module(ctx);
-    HandleRegistry<Module>::get().add(m);
+    std::shared_ptr<Module> m(new Module(ctx.shared_from_this()));
     NVL_TRY(m->place(std::move(image)));
-    return m;
+    for (const auto& f : m->functions_) HandleRegistry<Function>::get().add(f);
+    Module* raw = m.get();
+    m->open();
+    ctx.addModule(m);
+    HandleRegistry<Module>::get().add(std::move(m));
+    return raw;
 }
 
 Result<Module*> Module::loadData(Context& ctx, const void* data, loader::JitOptions& jit) {
@@ -81,8 +95,8 @@ hw::KernelDescriptor describe(const loader::Kernel& k, uint64_t base, const hw::
 }  // namespace
 
 Status Module::place(loader::Image image) {
-    std::lock_guard lock(mutex_);
-    hw::ComputeState state = ctx_.computeState();
+    Context& ctx = *ctx_;
+    hw::ComputeState state = ctx.computeState();
     // Parameters inside the driver area of constant bank 0 (or a bank 0 past
     // 64 KiB) would make every launch write where it must not: a corrupt
     // image, refused before anything is placed.
@@ -90,7 +104,7 @@ Status Module::place(loader::Image image) {
         if (!hw::Launch::acceptsKernel(describe(k, 0, state), state)) return CUDA_ERROR_INVALID_IMAGE;
     const uint64_t align = std::max<uint64_t>(image.alignment, 1);
     const uint64_t total = image.allocationBytes();
-    NVL_ASSIGN_OR_RETURN(DeviceHeap::Block block, ctx_.heap().alloc(total + align));
+    NVL_ASSIGN_OR_RETURN(DeviceHeap::Block block, ctx.heap().alloc(total + align));
     const uint64_t base = alignUp(block.va, align);
     Status s = loader::relocate(image, base);
     if (s.ok() && block.cpuVisible) {
@@ -99,56 +113,67 @@ Status Module::place(loader::Image image) {
         hw::writeBarrier();
     } else if (s.ok()) {
         // Large images live in memory the CPU does not map: the copy engine brings them.
-        s = uploadToDevice(ctx_, base, image.bytes.data(), image.bytes.size(), image.zeroFillBytes);
+        s = uploadToDevice(ctx, base, image.bytes.data(), image.bytes.size(), image.zeroFillBytes);
     }
     if (!s.ok()) {
-        ctx_.heap().free(block.va);
+        ctx.heap().free(block.va);
         return s;
     }
     base_ = block.va;
-    generation_ = ctx_.generation();
+    generation_ = ctx.generation();
     ptxVersion_ = image.ptxVersion;
     binaryVersion_ = image.binaryVersion;
 
-    NVL_ASSIGN_OR_RETURN(int defaultShared, ctx_.device().attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
+    NVL_ASSIGN_OR_RETURN(int defaultShared, ctx.device().attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
     for (loader::Kernel& k : image.kernels) {
-        auto* f = new Function(*this, std::move(k));
-        HandleRegistry<Function>::get().add(f);
+        std::shared_ptr<Function> f(new Function(shared_from_this(), std::move(k)));
         const loader::Kernel& fk = f->kernel_;
         f->descriptor_ = describe(fk, base, state);
         f->qmd_ = hw::Launch::makeTemplate(f->descriptor_, state);
         // Kernels get the default shared memory per block unless they opt in to more.
         const uint32_t room = static_cast<uint32_t>(defaultShared);
         f->maxDynamicSharedBytes = fk.staticSharedBytes < room ? room - fk.staticSharedBytes : 0;
-        functions_.push_back(f);
+        functions_.push_back(std::move(f));
     }
     for (const loader::Global& g : image.globals) {
         globals_[g.name] = {base + g.imageOffset, g.size};
-        AddressMap::get().insert(
-            {base + g.imageOffset, g.size, MemoryKind::ModuleGlobal, &ctx_, 0, block.cpuVisible});
+        AddressMap::get().insert({base + g.imageOffset, g.size, MemoryKind::ModuleGlobal, &ctx, 0, block.cpuVisible});
     }
-    ctx_.noteNewCode();
-    loaded_.store(true, std::memory_order_release);
+    ctx.noteNewCode();
     return kOk;
 }
 
+void Module::unregister() {
+    for (const auto& f : functions_) HandleRegistry<Function>::get().remove(f.get());
+    HandleRegistry<Module>::get().remove(this);
+}
+
 Status Module::unload() {
-    std::lock_guard lock(mutex_);
-    if (!loaded()) return CUDA_ERROR_INVALID_HANDLE;
-    // No new launch of its kernels from here on; those already submitted
-    // may still be running.
-    loaded_.store(false, std::memory_order_release);
-    Status s = ctx_.noted(ctx_.synchronize());
+    // No new call gets in; those inside (launches among them) finish first.
+    if (!close()) return CUDA_ERROR_INVALID_HANDLE;
+    unregister();
+    Context& ctx = *ctx_;
+    // Launches already submitted may still run its code.
+    Status s = ctx.noted(ctx.synchronize());
     for (auto& [name, g] : globals_) AddressMap::get().remove(g.address);
-    ctx_.heap().free(base_);
+    ctx.heap().free(base_);
+    // The functions keep this object; it keeps them no more.
+    functions_.clear();
+    ctx.removeModule(this);
     return s;
+}
+
+void Module::forget() {
+    (void)close();
+    unregister();
+    functions_.clear();
 }
 
 Result<Function*> Module::function(const char* name) {
     if (!loaded()) return CUDA_ERROR_INVALID_HANDLE;
     if (!*name) return CUDA_ERROR_INVALID_VALUE;
-    for (Function* f : functions_)
-        if (f->name() == name) return f;
+    for (const auto& f : functions_)
+        if (f->name() == name) return f.get();
     return CUDA_ERROR_NOT_FOUND;
 }
 
@@ -157,7 +182,7 @@ Result<Module::GlobalRange> Module::global(const char* name) {
     auto it = globals_.find(name);
     if (it != globals_.end()) return it->second;
     // libcuda: a kernel's name is the wrong kind of symbol, not a missing one.
-    for (Function* f : functions_)
+    for (const auto& f : functions_)
         if (f->name() == name) return CUDA_ERROR_INVALID_VALUE;
     return CUDA_ERROR_NOT_FOUND;
 }

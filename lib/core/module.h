@@ -1,10 +1,13 @@
 // Modules and their kernels: a loaded image placed in the context's device
 // memory, its functions ready to launch, its globals.
 //
-// Like contexts, Module and Function objects are never freed: unloading
-// releases the GPU memory (and the image) and leaves small shells, so stale
-// handles are answered with CUDA_ERROR_INVALID_HANDLE instead of being
-// dereferenced.
+// Lifetime (call_scope.h): Module and Function objects are owned by
+// std::shared_ptr (the handle registries, the context, the calls using
+// them; a function keeps its module). A module's code is behind its Gate:
+// calls that launch its kernels or read it hold a pass; cuModuleUnload
+// closes the gate (later calls get CUDA_ERROR_INVALID_HANDLE), waits for the
+// passes in flight and the GPU, then frees the memory. Stale handles are
+// not found: CUDA_ERROR_INVALID_HANDLE.
 #pragma once
 
 #include <atomic>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "core/call_scope.h"
 #include "hw/compute.h"
 #include "loader/image.h"
 #include "nvlite/cuda.h"
@@ -34,10 +38,11 @@ inline Status parseJitOptions(unsigned count, const CUjit_option* options, void*
 
 class Function {
 public:
+    // The live function behind a handle (kept for the calling API call), or nullptr.
     static Function* fromHandle(CUfunction f);
     CUfunction handle() { return reinterpret_cast<CUfunction>(this); }
 
-    Module& module() const { return module_; }
+    Module& module() const { return *module_; }
     const std::string& name() const { return kernel_.name; }
     const loader::Kernel& kernel() const { return kernel_; }
     const hw::KernelDescriptor& descriptor() const { return descriptor_; }
@@ -59,15 +64,15 @@ public:
 
 private:
     friend class Module;
-    Function(Module& m, loader::Kernel k) : module_(m), kernel_(std::move(k)) {}
+    Function(std::shared_ptr<Module> m, loader::Kernel k) : module_(std::move(m)), kernel_(std::move(k)) {}
 
-    Module& module_;
+    std::shared_ptr<Module> module_;
     loader::Kernel kernel_;
     hw::KernelDescriptor descriptor_;
     hw::Qmd qmd_;
 };
 
-class Module {
+class Module : public Gate, public std::enable_shared_from_this<Module> {
 public:
     // Places 'image' in the context's memory and prepares its kernels.
     static Result<Module*> load(Context& ctx, loader::Image image);
@@ -75,17 +80,22 @@ public:
     // GPU, then load()s it. 'jit' carries cuModuleLoadDataEx's options.
     static Result<Module*> loadData(Context& ctx, const void* data, loader::JitOptions& jit);
     static Result<Module*> loadFile(Context& ctx, const char* path, loader::JitOptions& jit);
+    // The live module behind a handle (kept for the calling API call), or nullptr.
     static Module* fromHandle(CUmodule m);
     CUmodule handle() { return reinterpret_cast<CUmodule>(this); }
 
-    Context& context() const { return ctx_; }
+    Context& context() const { return *ctx_; }
     // Loaded, and its context alive in the activation it was loaded in.
     bool loaded() const;
     // The image's PTX and SASS versions (major * 10 + minor).
     uint32_t ptxVersion() const { return ptxVersion_; }
     uint32_t binaryVersion() const { return binaryVersion_; }
-    // Frees the module's device memory (after the work using it finishes).
+    // cuModuleUnload: the handles go, then the device memory (after the
+    // calls and the GPU work using it finish). CUDA_ERROR_INVALID_HANDLE
+    // when another thread unloaded it first.
     Status unload();
+    // Its context is being destroyed (and frees the memory): the handles go.
+    void forget();
 
     Result<Function*> function(const char* name);
     struct GlobalRange {
@@ -95,16 +105,17 @@ public:
     Result<GlobalRange> global(const char* name);
 
 private:
-    explicit Module(Context& ctx) : ctx_(ctx) {}
+    explicit Module(std::shared_ptr<Context> ctx) : ctx_(std::move(ctx)) {}
     Status place(loader::Image image);
+    // Takes the module's and its functions' handles out of the registries.
+    void unregister();
 
-    Context& ctx_;
-    std::atomic<bool> loaded_{false};
+    std::shared_ptr<Context> ctx_;
     uint64_t generation_ = 0;  // the context's activation it lives in
-    std::mutex mutex_;
     uint32_t ptxVersion_ = 0, binaryVersion_ = 0;
     uint64_t base_ = 0;  // where the image lives (device heap)
-    std::vector<Function*> functions_;
+    // Set by place(); read under a pass; cleared once the gate is closed.
+    std::vector<std::shared_ptr<Function>> functions_;
     std::map<std::string, GlobalRange> globals_;
 };
 

@@ -344,6 +344,7 @@ Result<std::unique_ptr<GpuMemory>> Gpu::allocVideo(size_t size, const VideoMemor
 Result<std::unique_ptr<GpuMemory>> Gpu::allocHost(size_t size) {
     if (size == 0) return CUDA_ERROR_INVALID_VALUE;
     const size_t bytes = alignUp(size, hostPageSize());
+    if (bytes < size) return CUDA_ERROR_OUT_OF_MEMORY;  // no such amount of memory (SIZE_MAX)
     void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return osError(-errno, "mmap(host memory)");
     auto mem = describeHost(p, bytes, true);

@@ -54,6 +54,8 @@ public:
     ElfFile(const ElfFile&) = delete;
     ElfFile& operator=(const ElfFile&) = delete;
 
+    // Bytes of the image.
+    size_t size() const { return buffer_.size(); }
     const std::vector<ElfSection>& sections() const { return sections_; }
     const ElfSection* section(uint32_t index) const {
         return index < sections_.size() ? &sections_[index] : nullptr;

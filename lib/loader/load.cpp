@@ -20,7 +20,7 @@ namespace {
 
 enum class Format { Elf, Fatbin, Wrapper, Text };
 
-constexpr size_t kWrapperBytes = 16;  // {u32 magic, u32 version, const void* data}, then more we do not need
+// The wrapper: {u32 magic, u32 version, const void* data}, then more we do not need.
 
 // Reads the magic byte by byte so that a short PTX string is not read past
 // its NUL when the size is unknown.
@@ -81,8 +81,7 @@ Result<Image> fromFatbin(Bytes container, uint32_t sm, JitOptions& jit) {
 }
 
 // The container a __fatBinC_Wrapper_t points to (an ELF there is accepted too).
-Result<Image> fromWrapper(const uint8_t* p, size_t size, uint32_t sm, JitOptions& jit) {
-    if (size != kUnknownSize && size < kWrapperBytes) return CUDA_ERROR_INVALID_IMAGE;
+Result<Image> fromWrapper(const uint8_t* p, uint32_t sm, JitOptions& jit) {
     uint32_t version = readLe<uint32_t>(p + 4);
     const uint8_t* inner = reinterpret_cast<const uint8_t*>(readLe<uintptr_t>(p + 8));
     if ((version != 1 && version != 2) || !inner) return CUDA_ERROR_INVALID_IMAGE;
@@ -100,7 +99,9 @@ Result<Image> fromWrapper(const uint8_t* p, size_t size, uint32_t sm, JitOptions
 
 Result<Image> dispatch(const uint8_t* p, size_t size, uint32_t sm, JitOptions& jit) {
     Format f = detect(p, size);
-    if (f == Format::Wrapper) return fromWrapper(p, size, sm, jit);
+    // The wrapper holds a pointer: it is something a program has in memory
+    // (cuModuleLoadFatBinary), never the contents of a file.
+    if (f == Format::Wrapper) return size == kUnknownSize ? fromWrapper(p, sm, jit) : CUDA_ERROR_INVALID_IMAGE;
     if (size == kUnknownSize) {
         switch (f) {
         case Format::Elf: { NVL_ASSIGN_OR_RETURN(size, cubin::measure(p)); break; }

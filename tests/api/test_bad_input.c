@@ -319,6 +319,17 @@ static void test_endless_and_odd_files(void **state) {
     EXPECT_BOUNDED(CUDA_ERROR_INVALID_IMAGE, cuModuleLoad(&m, "/dev/null"));
     EXPECT_BOUNDED(CUDA_ERROR_FILE_NOT_FOUND, cuModuleLoad(&m, "/"));
     EXPECT_BOUNDED(CUDA_ERROR_FILE_NOT_FOUND, cuModuleLoad(&m, ""));
+    /* A __fatBinC_Wrapper_t holds a pointer: in a file it is just bytes. */
+    unsigned char wrapper[32];
+    ts_put_le(wrapper, 0x466243B1u, 4);
+    ts_put_le(wrapper + 4, 1, 4);
+    ts_put_le(wrapper + 8, 0x4141414141414141ull, 8);
+    ts_put_le(wrapper + 16, 0, 8);
+    ts_put_le(wrapper + 24, 0x4242424242424242ull, 8);
+    char *wpath = ts_temp_write("wrapper.bin", wrapper, sizeof wrapper);
+    assert_non_null(wpath);
+    EXPECT_BOUNDED(CUDA_ERROR_INVALID_IMAGE, cuModuleLoad(&m, wpath));
+    free(wpath);
     /* /proc files say they are empty and are not. */
     EXPECT_BOUNDED(CUDA_ERROR_INVALID_IMAGE, cuModuleLoad(&m, "/proc/self/maps"));
     /* A valid cubin as a file still loads. */

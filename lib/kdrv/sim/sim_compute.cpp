@@ -77,7 +77,7 @@ void launch(GpuEngine& gpu, Channel& ch, uint64_t qmdVa, int depth) {
     rec.sequence = gpu.nextLaunchSequence();
     ++gpu.counters().launches;
     auto& log = gpu.launches();
-    if (log.size() >= config::kMaxRecordedLaunches) log.erase(log.begin());
+    if (log.size() >= config::kMaxRecordedLaunches) log.pop_front();
     log.push_back(std::move(rec));
 
     // The grid "completes" at once: its releases follow.

@@ -15,7 +15,8 @@ namespace nvl::kdrv::sim {
 std::vector<LaunchRecord> launches() {
     Sim& s = Sim::get();
     std::lock_guard<std::mutex> g(s.lock());
-    return s.gpu().launches();
+    const auto& log = s.gpu().launches();
+    return {log.begin(), log.end()};
 }
 
 void clearLaunches() {
