@@ -26,6 +26,9 @@ SAN       ?=
 ALL_CXXFLAGS := -std=c++20 $(WARN) -fPIC -fvisibility=hidden -Iinclude -Ilib -MMD -MP $(SAN) $(CXXFLAGS)
 ALL_CFLAGS   := -std=c11 $(WARN) -Iinclude -MMD -MP $(SAN) $(CFLAGS)
 LIB_LDLIBS   := -lelf -lpthread -ldl
+# Every symbol of the library resolved at its link (not in clang's ASan
+# build: there the program brings the sanitizer runtime).
+SHLIB_LDFLAGS ?= -Wl,--no-undefined
 TEST_LDLIBS  := -lcmocka -lelf -lpthread -ldl -lm
 
 LIB_SRCS  := $(shell find lib -name '*.cpp' | sort)
@@ -50,7 +53,7 @@ SAMPLE_BINS := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_SRCS))
 # Keep the test objects make builds on the way (it would delete them as intermediates).
 .SECONDARY:
 
-.PHONY: all lib samples bench probes tests test test-hw test-tsan install clean header-check demo soak hostile
+.PHONY: all lib samples bench probes tests test test-hw test-tsan install clean header-check demo soak hostile test-asan fuzz
 
 all: lib samples
 
@@ -62,7 +65,7 @@ $(BUILD)/obj/%.o: %.cpp
 
 $(SHLIB): $(LIB_OBJS) lib/exports.map
 	@mkdir -p $(dir $@)
-	$(CXX) -shared -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions -Wl,--no-undefined -Wl,--version-script=lib/exports.map $(SAN) -o $@ $(LIB_OBJS) $(LIB_LDLIBS)
+	$(CXX) -shared -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions $(SHLIB_LDFLAGS) -Wl,--version-script=lib/exports.map $(SAN) -o $@ $(LIB_OBJS) $(LIB_LDLIBS)
 
 $(BUILD)/lib/$(SONAME): $(SHLIB)
 	ln -sf $(notdir $(SHLIB)) $@
@@ -208,6 +211,64 @@ HOSTILE_BIN := $(BUILD)/tests/soak/hostile
 hostile: $(HOSTILE_BIN)
 	@if [ -e /dev/nvidiactl ]; then dev=""; else dev="sim"; fi; \
 	 NVLITE_DEVICE=$$dev $(HOSTILE_BIN) $(HOSTILE_SECONDS) $(HOSTILE_THREADS)
+
+# AddressSanitizer + UndefinedBehaviorSanitizer (issue 9; UBSan's C++-only
+# vptr and function checks are left out: the C tests link its C runtime):
+# the library, its JIT helper and the tests built with clang in their own folder, with the
+# coverage instrumentation libFuzzer needs, so that the fuzz targets link the
+# same objects; run on the simulated driver (CI). The first report fails the
+# run (exit code 67 for ASan, 68 for UBSan). The library splits its GPU
+# address reservation around ASan's shadow in this build (lib/hw/va_space.h).
+ASAN_BUILD ?= $(BUILD)-asan
+ASAN_CC ?= clang
+ASAN_CXX ?= clang++
+ASAN_SAN := -fsanitize=address,undefined -fno-sanitize=vptr,function -fno-sanitize-recover=undefined \
+            -fno-omit-frame-pointer -fsanitize=fuzzer-no-link
+ASAN_TESTS ?= unit/test_loader unit/test_loader_fuzz unit/test_loader_jit unit/test_jit_isolation unit/test_core_units \
+              unit/test_launch_sim unit/test_channel_faults api/test_bad_input api/test_races api/test_init \
+              api/test_context api/test_memory api/test_module api/test_events api/test_faults api/test_threads \
+              api/test_copy_ptds api/test_streams api/test_device
+ASAN_BINS := $(addprefix $(ASAN_BUILD)/tests/,$(ASAN_TESTS))
+ASAN_MAKE := $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) CC=$(ASAN_CC) CXX=$(ASAN_CXX) SAN="$(ASAN_SAN)" \
+             CXXFLAGS="-O1 -g" CFLAGS="-O1 -g" SHLIB_LDFLAGS=
+
+test-asan:
+ifneq ($(NO_BUILD),1)
+	+@$(ASAN_MAKE) $(ASAN_BINS)
+endif
+	@NVLITE_DEVICE=sim ASAN_OPTIONS="exitcode=67:$$ASAN_OPTIONS" \
+	 UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=68:$$UBSAN_OPTIONS" tests/run_tests.sh $(ASAN_BINS)
+
+# Fuzzing (issue 9): libFuzzer targets (tests/fuzz/) for the loader and for
+# the API on the simulated driver, in the ASan build; their seed corpus is
+# made now (tests/fuzz/make_seeds.c: NVRTC when it is here), what they find
+# grows $(ASAN_BUILD)/fuzz/corpus/. Each target runs FUZZ_SECONDS; a crash,
+# a leak, a timeout (10 s), 3 GiB of RSS or a 1.1 GiB malloc stops it and
+# fails the run, the input is left as $(ASAN_BUILD)/fuzz/crash-<target>-*.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := loader api
+FUZZ_DIR := $(ASAN_BUILD)/fuzz
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.cpp $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CXX) $(ALL_CXXFLAGS) -Itests -fsanitize=fuzzer $< -o $@ $(STATIC) $(LIB_LDLIBS)
+
+$(BUILD)/fuzz/make_seeds: tests/fuzz/make_seeds.c $(BUILD)/obj/tests/support/ts_kernels.o
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude/nvlite -Itests $< $(BUILD)/obj/tests/support/ts_kernels.o -o $@ -ldl
+
+fuzz:
+	+@$(ASAN_MAKE) $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_TARGETS)) $(FUZZ_DIR)/make_seeds
+	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(foreach t,$(FUZZ_TARGETS),$(FUZZ_DIR)/seeds/$(t) $(FUZZ_DIR)/corpus/$(t))
+	@ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds/loader $(FUZZ_DIR)/seeds/api
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=3072 -malloc_limit_mb=1100 \
+	    -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crash-$$t- $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/seeds/$$t \
+	    > $(FUZZ_DIR)/$$t.log 2>&1; rc=$$?; \
+	  grep -v "NEW\|REDUCE\|pulse" $(FUZZ_DIR)/$$t.log | tail -30; \
+	  [ $$rc -eq 0 ] || { echo "fuzz: $$t FAILED (log: $(FUZZ_DIR)/$$t.log)"; exit 1; }; \
+	done
 
 # The samples on the real GPU when there is one, else on the simulated driver.
 demo: samples

@@ -102,14 +102,15 @@ NVL_EXPORT CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
     }, "%p, %d", static_cast<void*>(bytes), dev);
 }
 
-NVL_EXPORT CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
+NVL_EXPORT CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attribute, CUdevice dev) {
+    const int attrib = api::enumValue(attribute);
     return entry("cuDeviceGetAttribute", [&]() -> Status {
         NVL_TRY(core::Runtime::get().checkInit());
         if (!pi) return CUDA_ERROR_INVALID_VALUE;
         NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
-        NVL_ASSIGN_OR_RETURN(*pi, d->attribute(static_cast<int>(attrib)));
+        NVL_ASSIGN_OR_RETURN(*pi, d->attribute(attrib));
         return kOk;
-    }, "%p, %d, %d", static_cast<void*>(pi), static_cast<int>(attrib), dev);
+    }, "%p, %d, %d", static_cast<void*>(pi), attrib, dev);
 }
 
 // Without MIG the _v2 and the legacy cuDeviceGetUuid differ in nothing: both

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdio>
+#include <cstring>
 #include <new>
 #include <utility>
 
@@ -17,6 +18,17 @@
 namespace nvl::api {
 
 const char* errorName(CUresult r);
+
+// The value a program passed in an enum-typed parameter, read as the int it
+// is: programs pass values outside the enum (errors to answer), and reading
+// such a value as the enum type is undefined in C++ (UBSan's enum check).
+template <class E>
+int enumValue(const E& e) {
+    static_assert(sizeof(E) == sizeof(int));
+    int v;
+    std::memcpy(&v, &e, sizeof v);
+    return v;
+}
 
 
 // Runs one API call: returns its CUresult, maps escaping exceptions to

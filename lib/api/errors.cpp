@@ -16,16 +16,16 @@ constexpr ErrorText kErrors[] = {
 #undef X
 };
 
-const ErrorText* lookup(CUresult r) {
+const ErrorText* lookup(int r) {
     for (const ErrorText& e : kErrors)
-        if (e.value == static_cast<int>(r)) return &e;
+        if (e.value == r) return &e;
     return nullptr;
 }
 
 }  // namespace
 
 const char* errorName(CUresult r) {
-    const ErrorText* e = lookup(r);
+    const ErrorText* e = lookup(enumValue(r));
     return e ? e->name : "CUDA_ERROR_UNKNOWN_CODE";
 }
 
@@ -35,14 +35,14 @@ using namespace nvl;
 
 NVL_EXPORT CUresult cuGetErrorName(CUresult error, const char** pStr) {
     if (!pStr) return CUDA_ERROR_INVALID_VALUE;
-    const api::ErrorText* e = api::lookup(error);
+    const api::ErrorText* e = api::lookup(api::enumValue(error));
     *pStr = e ? e->name : nullptr;
     return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 NVL_EXPORT CUresult cuGetErrorString(CUresult error, const char** pStr) {
     if (!pStr) return CUDA_ERROR_INVALID_VALUE;
-    const api::ErrorText* e = api::lookup(error);
+    const api::ErrorText* e = api::lookup(api::enumValue(error));
     *pStr = e ? e->description : nullptr;
     return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }

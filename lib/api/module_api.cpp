@@ -131,7 +131,8 @@ NVL_EXPORT CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) {
     }, "%p", static_cast<void*>(mode));
 }
 
-NVL_EXPORT CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) {
+NVL_EXPORT CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attribute, CUfunction hfunc) {
+    const int attrib = api::enumValue(attribute);
     return entry("cuFuncGetAttribute", [&]() -> Status {
         NVL_TRY(core::Runtime::get().checkInit());
         if (!pi) return CUDA_ERROR_INVALID_VALUE;
@@ -167,10 +168,11 @@ NVL_EXPORT CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUf
         default: return CUDA_ERROR_INVALID_VALUE;
         }
         return kOk;
-    }, "%p, %d, %p", static_cast<void*>(pi), static_cast<int>(attrib), static_cast<void*>(hfunc));
+    }, "%p, %d, %p", static_cast<void*>(pi), attrib, static_cast<void*>(hfunc));
 }
 
-NVL_EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
+NVL_EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attribute, int value) {
+    const int attrib = api::enumValue(attribute);
     return entry("cuFuncSetAttribute", [&]() -> Status {
         NVL_TRY(core::Runtime::get().checkInit());
         NVL_ASSIGN_OR_RETURN(Function * f, liveFunction(hfunc));
@@ -190,10 +192,11 @@ NVL_EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute at
         default:
             return CUDA_ERROR_INVALID_VALUE;
         }
-    }, "%p, %d, %d", static_cast<void*>(hfunc), static_cast<int>(attrib), value);
+    }, "%p, %d, %d", static_cast<void*>(hfunc), attrib, value);
 }
 
-NVL_EXPORT CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
+NVL_EXPORT CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache cacheConfig) {
+    const int config = api::enumValue(cacheConfig);
     return entry("cuFuncSetCacheConfig", [&]() -> Status {
         NVL_TRY(core::Runtime::get().checkInit());
         NVL_ASSIGN_OR_RETURN(Function * f, liveFunction(hfunc));
@@ -201,7 +204,7 @@ NVL_EXPORT CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) 
         // A preference only: the launch picks the carveout its shared memory needs.
         f->cacheConfig = config;
         return kOk;
-    }, "%p, %d", static_cast<void*>(hfunc), static_cast<int>(config));
+    }, "%p, %d", static_cast<void*>(hfunc), config);
 }
 
 NVL_EXPORT CUresult cuFuncGetName(const char** name, CUfunction hfunc) {
@@ -295,9 +298,10 @@ NVL_EXPORT CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option* optio
        static_cast<void*>(stateOut));
 }
 
-NVL_EXPORT CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void* data, size_t size,
+NVL_EXPORT CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType inputType, void* data, size_t size,
                                     const char* name, unsigned int numOptions, CUjit_option* options,
                                     void** optionValues) {
+    const int type = api::enumValue(inputType);
     return entry("cuLinkAddData_v2", [&]() -> Status {
         NVL_TRY(core::Runtime::get().checkInit());
         NVL_ASSIGN_OR_RETURN(auto link, core::Link::fromHandle(state));
@@ -305,18 +309,19 @@ NVL_EXPORT CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, voi
         if (numOptions && (!options || !optionValues)) return CUDA_ERROR_INVALID_VALUE;
         // Per-input JIT options have no nvJitLink counterpart; libcuda applies them to PTX only.
         return link->add(type, data, size, name);
-    }, "%p, %d, %p, %zu, %s", static_cast<void*>(state), static_cast<int>(type), data, size, name ? name : "(null)");
+    }, "%p, %d, %p, %zu, %s", static_cast<void*>(state), type, data, size, name ? name : "(null)");
 }
 
-NVL_EXPORT CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char* path,
+NVL_EXPORT CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType inputType, const char* path,
                                     unsigned int numOptions, CUjit_option* options, void** optionValues) {
+    const int type = api::enumValue(inputType);
     return entry("cuLinkAddFile_v2", [&]() -> Status {
         NVL_TRY(core::Runtime::get().checkInit());
         NVL_ASSIGN_OR_RETURN(auto link, core::Link::fromHandle(state));
         if (!path) return CUDA_ERROR_INVALID_VALUE;
         if (numOptions && (!options || !optionValues)) return CUDA_ERROR_INVALID_VALUE;
         return link->addFile(type, path);
-    }, "%p, %d, %s", static_cast<void*>(state), static_cast<int>(type), path ? path : "(null)");
+    }, "%p, %d, %s", static_cast<void*>(state), type, path ? path : "(null)");
 }
 
 NVL_EXPORT CUresult cuLinkComplete(CUlinkState state, void** cubinOut, size_t* sizeOut) {

@@ -53,12 +53,12 @@ Status Link::destroy(CUlinkState s) {
     return kOk;
 }
 
-Status Link::add(CUjitInputType type, const void* data, size_t size, const char* name) {
+Status Link::add(int type, const void* data, size_t size, const char* name) {
     std::lock_guard lock(mutex_);
     return linker_->add(type, data, size, name);
 }
 
-Status Link::addFile(CUjitInputType type, const char* path) {
+Status Link::addFile(int type, const char* path) {
     std::lock_guard lock(mutex_);
     return linker_->addFile(type, path);
 }

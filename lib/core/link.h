@@ -27,8 +27,8 @@ public:
     static Status destroy(CUlinkState s);
 
     // One call at a time per session.
-    Status add(CUjitInputType type, const void* data, size_t size, const char* name);
-    Status addFile(CUjitInputType type, const char* path);
+    Status add(int type, const void* data, size_t size, const char* name);
+    Status addFile(int type, const char* path);
     // The linked cubin (valid until destroy).
     Status complete(void** cubin, size_t* size);
 

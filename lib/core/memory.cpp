@@ -126,6 +126,7 @@ void DeviceHeap::giveBack(Chunk& chunk, uint64_t va, uint64_t length) {
 Result<DeviceHeap::Chunk*> DeviceHeap::newChunk(uint64_t size, bool dedicated) {
     hw::VideoMemoryOptions opts;
     opts.cpuMapped = !dedicated;  // small-copy fast paths reach shared chunks through BAR1
+    opts.cpuMappingOptional = true;
     auto mem = gpu_.allocVideo(size, opts);
     if (!mem && mem.status().code() == CUDA_ERROR_OUT_OF_MEMORY) {
         // Give cached empty chunks back and try once more.

@@ -37,6 +37,7 @@ bool isFatbin(Bytes b) {
 }
 
 Status checkPtx(Bytes b) {
+    if (b.empty()) return CUDA_ERROR_INVALID_PTX;
     const auto* p = reinterpret_cast<const char*>(b.data());
     const std::string_view text(p, strnlen(p, b.size()));
     if (!looksLikeText(text)) return CUDA_ERROR_INVALID_PTX;
@@ -168,7 +169,7 @@ bool looksLikeText(std::string_view s) {
     return true;
 }
 
-Status checkLinkInput(CUjitInputType type, Bytes data) {
+Status checkLinkInput(int type, Bytes data) {
     switch (type) {
     case CU_JIT_INPUT_CUBIN: return cubin::validate(data);
     case CU_JIT_INPUT_PTX: return checkPtx(data);

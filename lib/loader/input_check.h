@@ -17,14 +17,14 @@ namespace nvl::loader {
 // PTX is text: no control characters but whitespace.
 bool looksLikeText(std::string_view s);
 
-// A cuLinkAddData input of 'type': a cubin (executable or relocatable), a
+// A cuLinkAddData input of 'type' (a CUjitInputType value): a cubin (executable or relocatable), a
 // fatbin container (every entry: decompressed within bounds, its cubin or
 // PTX checked), a host object (an ELF whose .nv_fatbin containers pass), a
 // library (an ar archive whose objects pass), PTX (text). LTO-IR
 // (CU_JIT_INPUT_NVVM) is opaque here and goes to the worker as it is.
 // CUDA_ERROR_INVALID_PTX for PTX that is not text, CUDA_ERROR_INVALID_IMAGE
 // for the rest, CUDA_ERROR_INVALID_VALUE for an unknown type.
-Status checkLinkInput(CUjitInputType type, Bytes data);
+Status checkLinkInput(int type, Bytes data);
 
 // Reads a file named by a program (cuModuleLoad, cuLinkAddFile): a regular
 // file whole when it is at most 1 GiB; a device, pipe or /proc file as a

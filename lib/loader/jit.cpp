@@ -1,5 +1,6 @@
 #include "loader/jit.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <string>
 
@@ -17,9 +18,12 @@ constexpr char kNoCompiler[] =
 
 float millisecondsSince(uint64_t t0Ns) { return static_cast<float>(monotonicNs() - t0Ns) / 1e6f; }
 
+std::atomic<bool> jitDisabled{false};
+
 // One nvJitLink session over a single input, in a worker process.
 Result<std::vector<uint8_t>> runOne(nvjitlink::InputType type, const void* data, size_t size, uint32_t gpuSm,
                                     JitOptions& jit) {
+    if (jitDisabled.load(std::memory_order_relaxed)) return CUDA_ERROR_JIT_COMPILER_NOT_FOUND;
     const uint64_t t0 = monotonicNs();
     const bool ptx = type == nvjitlink::kPtx;
     JitTarget target = jitTarget(jit, gpuSm);
@@ -49,6 +53,9 @@ double envNumber(const char* name, double fallback) {
 }
 
 }  // namespace
+
+void setJitDisabledForTesting(bool disabled) { jitDisabled.store(disabled, std::memory_order_relaxed); }
+bool jitDisabledForTesting() { return jitDisabled.load(std::memory_order_relaxed); }
 
 jitproc::Limits jitLimits(uint64_t inputBytes, bool compiles) {
     // Compiling PTX takes its time (big kernels: minutes); linking cubins is

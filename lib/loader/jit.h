@@ -38,6 +38,11 @@ Result<std::vector<uint8_t>> linkRelocatable(Bytes cubin, uint32_t gpuSm, JitOpt
 // NVLITE_JIT_TIME_LIMIT (seconds) and NVLITE_JIT_MEMORY_LIMIT (MiB) replace them.
 jitproc::Limits jitLimits(uint64_t inputBytes, bool compiles);
 
+// Fuzzing: with true, every compile and link answers
+// CUDA_ERROR_JIT_COMPILER_NOT_FOUND at once (no worker is started).
+void setJitDisabledForTesting(bool disabled);
+bool jitDisabledForTesting();
+
 // CUresult for a failed nvJitLink call (or a failed worker: jitproc::kWorkerFailed).
 CUresult jitError(int nvJitLinkResult, std::string_view errorLog, bool ptxInput);
 

@@ -203,6 +203,7 @@ std::vector<std::string> strings(const std::vector<uint8_t>& p, size_t from) {
     Hello hello{kMagic, static_cast<int32_t>(::getpid())};
     if (!sendAll(fd, &hello, sizeof hello, kForever)) ::_exit(0);
     std::unique_ptr<nvjitlink::Session> session;
+    std::vector<std::vector<uint8_t>> inputs;  // what the session was given
     std::string library = "0";  // the server loaded the default one
     for (;;) {
         Request rq{};
@@ -233,12 +234,15 @@ std::vector<std::string> strings(const std::vector<uint8_t>& p, size_t from) {
             const auto* name = reinterpret_cast<const char*>(payload.data());
             const size_t nameBytes = strnlen(name, payload.size());
             if (nameBytes == payload.size()) ::_exit(1);
-            const std::string n(name, nameBytes);
             rc = session->addData(static_cast<nvjitlink::InputType>(rq.arg), payload.data() + nameBytes + 1,
-                                  payload.size() - nameBytes - 1, n.c_str());
+                                  payload.size() - nameBytes - 1, name);
+            // nvJitLink keeps the name (and maybe the data) it was given
+            // until nvJitLinkComplete: they stay as long as the session.
+            inputs.push_back(std::move(payload));
             if (!reply(fd, rc, session->infoLog(), session->errorLog(), nullptr)) ::_exit(0);
         } else if (rq.op == kOpReset) {
             session.reset();
+            inputs.clear();
             if (!reply(fd, 0, "", "", nullptr)) ::_exit(0);
         } else if (rq.op == kOpComplete && session) {
             rc = session->complete();

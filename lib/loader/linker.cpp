@@ -18,7 +18,7 @@ namespace {
 
 double nowMs() { return static_cast<double>(monotonicNs()) / 1e6; }
 
-bool inputType(CUjitInputType t, nvjitlink::InputType* out) {
+bool inputType(int t, nvjitlink::InputType* out) {
     switch (t) {
     case CU_JIT_INPUT_CUBIN: *out = nvjitlink::kCubin; return true;
     case CU_JIT_INPUT_PTX: *out = nvjitlink::kPtx; return true;
@@ -33,6 +33,7 @@ bool inputType(CUjitInputType t, nvjitlink::InputType* out) {
 }  // namespace
 
 Result<std::unique_ptr<Linker>> Linker::create(uint32_t smMajor, uint32_t smMinor, const JitOptions& jit) {
+    if (jitDisabledForTesting()) return CUDA_ERROR_JIT_COMPILER_NOT_FOUND;
     try {
         std::unique_ptr<Linker> l(new Linker);
         l->jit_ = jit;
@@ -53,7 +54,7 @@ Status Linker::failed(int rc, const std::string& info, const std::string& error,
     return jitError(rc, error, ptxInput);
 }
 
-Status Linker::add(CUjitInputType type, const void* data, size_t size, const char* name) {
+Status Linker::add(int type, const void* data, size_t size, const char* name) {
     nvjitlink::InputType t;
     if (!inputType(type, &t) || !data || size == 0 || completed_) return CUDA_ERROR_INVALID_VALUE;
     try {
@@ -76,7 +77,7 @@ Status Linker::add(CUjitInputType type, const void* data, size_t size, const cha
     }
 }
 
-Status Linker::addFile(CUjitInputType type, const char* path) {
+Status Linker::addFile(int type, const char* path) {
     nvjitlink::InputType t;
     if (!inputType(type, &t) || !path || completed_) return CUDA_ERROR_INVALID_VALUE;
     try {

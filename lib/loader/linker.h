@@ -30,10 +30,10 @@ public:
     // (input_check.h) or nvJitLink reject the input.
     // Per-input CU_JIT_* options of cuLinkAddData are not supported by
     // nvJitLink and are ignored by the caller.
-    Status add(CUjitInputType type, const void* data, size_t size, const char* name);
+    Status add(int type, const void* data, size_t size, const char* name);
     // cuLinkAddFile: the file read by nvlite (readInputFile), then add().
     // CUDA_ERROR_FILE_NOT_FOUND when the file cannot be read.
-    Status addFile(CUjitInputType type, const char* path);
+    Status addFile(int type, const char* path);
     // cuLinkComplete: links and keeps the cubin (valid until the Linker goes).
     Result<const std::vector<uint8_t>*> complete();
     // The options with what the session wrote back (logs, wall time).

@@ -2,6 +2,7 @@
 #include "kdrv/sim/sim_control.h"
 
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "defs/host_c86f.h"
@@ -98,7 +99,11 @@ void clearInjectedFaults() {
 extern "C" __attribute__((visibility("default"))) CUresult nvliteSimInjectFault(nvliteSimFault fault) {
     using nvl::kdrv::sim::InjectedFault;
     if (&nvl::kdrv::get() != &nvl::kdrv::simKdrv()) return CUDA_ERROR_NOT_SUPPORTED;
-    switch (fault) {
+    // Read as the int a program may pass (a value outside the enum is undefined as the enum type).
+    int which;
+    static_assert(sizeof which == sizeof fault);
+    std::memcpy(&which, &fault, sizeof which);
+    switch (which) {
     case NVLITE_SIM_FAULT_NONE:
         nvl::kdrv::sim::clearInjectedFaults();
         return CUDA_SUCCESS;
