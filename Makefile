@@ -246,7 +246,7 @@ endif
 # a leak, a timeout (10 s), 3 GiB of RSS or a 1.1 GiB malloc stops it and
 # fails the run, the input is left as $(ASAN_BUILD)/fuzz/crash-<target>-*.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := loader api
+FUZZ_TARGETS ?= loader api
 FUZZ_DIR := $(ASAN_BUILD)/fuzz
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.cpp $(STATIC)
@@ -259,7 +259,7 @@ $(BUILD)/fuzz/make_seeds: tests/fuzz/make_seeds.c $(BUILD)/obj/tests/support/ts_
 
 fuzz:
 	+@$(ASAN_MAKE) $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_TARGETS)) $(FUZZ_DIR)/make_seeds
-	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(foreach t,$(FUZZ_TARGETS),$(FUZZ_DIR)/seeds/$(t) $(FUZZ_DIR)/corpus/$(t))
+	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(foreach t,loader api,$(FUZZ_DIR)/seeds/$(t) $(FUZZ_DIR)/corpus/$(t))
 	@ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds/loader $(FUZZ_DIR)/seeds/api
 	@for t in $(FUZZ_TARGETS); do \
 	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
