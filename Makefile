@@ -9,6 +9,11 @@
 #
 # NO_BUILD=1 runs already-built test binaries (for machines without the
 # build dependencies, such as the GPU box).
+#
+# Two builds of the library: the release one in $(BUILD)/lib (what `make`,
+# `make install`, the samples and benchmarks use) and a checked one in
+# $(BUILD)/checked (NVL_ASSERT on: lib/common/assert.h) that every test links.
+# Sanitizer builds (SAN=...) are checked throughout.
 
 CXX      ?= g++
 CC       ?= gcc
@@ -18,12 +23,14 @@ CUDA_HOME ?= /usr/local/cuda
 
 VERSION  := 0.1.0
 SONAME   := libnvlite.so.0
+SIM_SONAME := libnvlite_sim.so.0
 
 WARN      := -Wall -Wextra -Werror
 CXXFLAGS  ?= -O2 -g
 CFLAGS    ?= -O2 -g
 SAN       ?=
-ALL_CXXFLAGS := -std=c++20 $(WARN) -fPIC -fvisibility=hidden -Iinclude -Ilib -MMD -MP $(SAN) $(CXXFLAGS)
+CHECK_FLAGS  := -DNVLITE_CHECKED=1
+ALL_CXXFLAGS := -std=c++20 $(WARN) -fPIC -fvisibility=hidden -Iinclude -Ilib -I$(BUILD)/gen -MMD -MP $(SAN) $(if $(SAN),$(CHECK_FLAGS)) $(CXXFLAGS)
 ALL_CFLAGS   := -std=c11 $(WARN) -Iinclude -MMD -MP $(SAN) $(CFLAGS)
 LIB_LDLIBS   := -lelf -lpthread -ldl
 # Every symbol of the library resolved at its link (not in clang's ASan
@@ -31,12 +38,39 @@ LIB_LDLIBS   := -lelf -lpthread -ldl
 SHLIB_LDFLAGS ?= -Wl,--no-undefined
 TEST_LDLIBS  := -lcmocka -lelf -lpthread -ldl -lm
 
-LIB_SRCS  := $(shell find lib -name '*.cpp' | sort)
-LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
+# The entry points (lib/api/entry_points.txt): every exported symbol, the
+# implementations' declarations and what cuGetProcAddress searches, made by
+# tools/gen_entry_points.py from the table and the headers' declarations.
+ENTRY_TABLE   := lib/api/entry_points.txt
+ENTRY_HEADERS := include/nvlite/cuda.h lib/api/interop.h
+ENTRY_GEN     := $(BUILD)/gen/api/entry_thunks.cpp $(BUILD)/gen/api/entry_impls.h \
+                 $(BUILD)/gen/api/exports.txt $(BUILD)/gen/api/not_supported.txt
+ENTRY_STAMP   := $(BUILD)/gen/api/stamp
+GEN_ENTRY     := python3 tools/gen_entry_points.py
+
+# The simulated driver (lib/kdrv/sim) is a library of its own, libnvlite_sim.so,
+# which libnvlite.so loads only for NVLITE_DEVICE=sim.
+LIB_SRCS  := $(shell find lib -name '*.cpp' -not -path 'lib/kdrv/sim/*' | sort)
+SIM_SRCS  := $(sort $(wildcard lib/kdrv/sim/*.cpp))
+LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/api/entry_thunks.o
+SIM_OBJS  := $(SIM_SRCS:%.cpp=$(BUILD)/obj/%.o)
 SHLIB     := $(BUILD)/lib/libnvlite.so.$(VERSION)
+SIMLIB    := $(BUILD)/lib/libnvlite_sim.so.$(VERSION)
 STATIC    := $(BUILD)/lib/libnvlite_internal.a
 # The process nvJitLink runs in (lib/loader/jit_process.h), next to the library.
 JIT_HELPER := $(BUILD)/lib/nvlite-jit
+
+# The checked build the tests link: same sources, NVL_ASSERT on.
+CHK          := $(BUILD)/checked
+CHK_LIB_OBJS := $(LIB_SRCS:%.cpp=$(CHK)/obj/%.o) $(CHK)/obj/gen/api/entry_thunks.o
+CHK_SIM_OBJS := $(SIM_SRCS:%.cpp=$(CHK)/obj/%.o)
+CHK_SHLIB    := $(CHK)/lib/libnvlite.so.$(VERSION)
+CHK_SIMLIB   := $(CHK)/lib/libnvlite_sim.so.$(VERSION)
+CHK_STATIC   := $(CHK)/lib/libnvlite_internal.a
+CHK_JIT_HELPER := $(CHK)/lib/nvlite-jit
+CHK_LIBS     := $(CHK_SHLIB) $(CHK)/lib/$(SONAME) $(CHK)/lib/libnvlite.so $(CHK_SIMLIB) $(CHK)/lib/$(SIM_SONAME) $(CHK)/lib/libnvlite_sim.so \
+                $(CHK_JIT_HELPER)
+TEST_CXXFLAGS := $(ALL_CXXFLAGS) $(CHECK_FLAGS)
 
 # Unit tests (C++, link the internal archive) and API tests (C, link the .so).
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.cpp) $(wildcard tests/sim/test_*.cpp))
@@ -53,34 +87,113 @@ SAMPLE_BINS := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_SRCS))
 # Keep the test objects make builds on the way (it would delete them as intermediates).
 .SECONDARY:
 
-.PHONY: all lib samples bench probes tests test test-hw test-tsan install clean header-check demo soak hostile test-asan fuzz
+.PHONY: all lib driver checked lib-check compile-fail-check defs-check samples bench probes tests test test-hw test-tsan install clean header-check entry-check stubs-md demo soak hostile test-asan fuzz
 
 all: lib samples
 
-lib: $(SHLIB) $(BUILD)/lib/$(SONAME) $(BUILD)/lib/libnvlite.so $(STATIC) $(JIT_HELPER)
+lib: $(SHLIB) $(BUILD)/lib/$(SONAME) $(BUILD)/lib/libnvlite.so $(SIMLIB) $(BUILD)/lib/$(SIM_SONAME) $(BUILD)/lib/libnvlite_sim.so $(STATIC) $(JIT_HELPER) driver
 
-$(BUILD)/obj/%.o: %.cpp
+checked: $(CHK_LIBS) $(CHK_STATIC) $(CHK)/driver/libcuda.so.1
+
+# The checked build's driver names (tests that run themselves through nvlite-run).
+$(CHK)/driver/libcuda.so.1: | $(CHK)/lib/$(SONAME)
+	@mkdir -p $(dir $@)
+	ln -sf ../lib/$(SONAME) $@
+
+# nvlite as the driver: libcuda.so.1 and libcuda.so names in a folder of their
+# own, and the launcher that puts that folder first (tools/nvlite-run).
+DRIVER_DIR := $(BUILD)/driver
+driver: $(DRIVER_DIR)/libcuda.so.1 $(DRIVER_DIR)/libcuda.so $(BUILD)/bin/nvlite-run
+
+$(DRIVER_DIR)/libcuda.so.1: | $(BUILD)/lib/$(SONAME)
+	@mkdir -p $(dir $@)
+	ln -sf ../lib/$(SONAME) $@
+
+$(DRIVER_DIR)/libcuda.so: | $(DRIVER_DIR)/libcuda.so.1
+	ln -sf libcuda.so.1 $@
+
+$(BUILD)/bin/nvlite-run: tools/nvlite-run
+	@mkdir -p $(dir $@)
+	install -m 755 $< $@
+
+$(BUILD)/obj/%.o: %.cpp | $(ENTRY_GEN)
 	@mkdir -p $(dir $@)
 	$(CXX) $(ALL_CXXFLAGS) -c $< -o $@
 
-$(SHLIB): $(LIB_OBJS) lib/exports.map
+# The generator rewrites only the outputs whose text changed (so only what
+# depends on them is rebuilt); the stamp says when it last ran.
+$(ENTRY_STAMP): $(ENTRY_TABLE) $(ENTRY_HEADERS) tools/gen_entry_points.py
+	$(GEN_ENTRY) generate --cc "$(CC)" --table $(ENTRY_TABLE) --out $(BUILD)/gen/api $(ENTRY_HEADERS)
+	@touch $@
+$(ENTRY_GEN): $(ENTRY_STAMP) ;
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.cpp
 	@mkdir -p $(dir $@)
-	$(CXX) -shared -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions $(SHLIB_LDFLAGS) -Wl,--version-script=lib/exports.map $(SAN) -o $@ $(LIB_OBJS) $(LIB_LDLIBS)
+	$(CXX) $(ALL_CXXFLAGS) -c $< -o $@
 
-$(BUILD)/lib/$(SONAME): $(SHLIB)
-	ln -sf $(notdir $(SHLIB)) $@
+# The device runtime (devrt/devrt.cu: printf, assert, malloc/free in
+# kernels), compiled by nvcc at build time and embedded in the library: one
+# relocatable cubin per architecture family nvlite drives (sm_80 SASS also
+# runs on sm_86/89). -maxrregcount keeps its functions within what any
+# kernel may have at 1024 threads per block.
+NVCC        ?= $(CUDA_HOME)/bin/nvcc
+DEVRT_ARCHS := 80 90
+DEVRT_CUBINS := $(DEVRT_ARCHS:%=$(BUILD)/devrt/devrt_sm%.cubin)
 
-# Whatever links the library gets the JIT's helper program next to it.
-$(BUILD)/lib/libnvlite.so: $(BUILD)/lib/$(SONAME) $(JIT_HELPER)
-	ln -sf $(SONAME) $@
-
-$(STATIC): $(LIB_OBJS)
+$(BUILD)/devrt/devrt_sm%.cubin: devrt/devrt.cu lib/core/devrt_abi.h
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	@command -v $(NVCC) >/dev/null || { echo "$(NVCC) not found: building the device runtime needs the CUDA toolkit (set CUDA_HOME)"; exit 1; }
+	$(NVCC) -arch=sm_$* -rdc=true -cubin -O3 -maxrregcount=32 -o $@ $<
+
+$(BUILD)/obj/lib/loader/devrt_image.o: $(DEVRT_CUBINS)
+$(BUILD)/obj/lib/loader/devrt_image.o: ALL_CXXFLAGS += -DNVL_DEVRT_DIR='"$(BUILD)/devrt"'
+$(CHK)/obj/lib/loader/devrt_image.o: $(DEVRT_CUBINS)
+$(CHK)/obj/lib/loader/devrt_image.o: TEST_CXXFLAGS += -DNVL_DEVRT_DIR='"$(BUILD)/devrt"'
+
+$(CHK)/obj/gen/%.o: $(BUILD)/gen/%.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(TEST_CXXFLAGS) -c $< -o $@
+
+$(CHK)/obj/%.o: %.cpp | $(ENTRY_GEN)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TEST_CXXFLAGS) -c $< -o $@
+
+# Link rules, the same for both builds: $(call link_rules,folder,lib objects,sim objects).
+define link_rules
+$(1)/lib/libnvlite.so.$(VERSION): $(2) lib/exports.map
+	@mkdir -p $$(dir $$@)
+	$$(CXX) -shared -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions $$(SHLIB_LDFLAGS) -Wl,--version-script=lib/exports.map $$(SAN) -o $$@ $(2) $$(LIB_LDLIBS)
+
+$(1)/lib/libnvlite_sim.so.$(VERSION): $(3) lib/kdrv/sim/exports.map
+	@mkdir -p $$(dir $$@)
+	$$(CXX) -shared -Wl,-soname,$(SIM_SONAME) -Wl,-Bsymbolic-functions $$(SHLIB_LDFLAGS) -Wl,--version-script=lib/kdrv/sim/exports.map $$(SAN) -o $$@ $(3) -lpthread
+
+$(1)/lib/$(SONAME): $(1)/lib/libnvlite.so.$(VERSION)
+	ln -sf libnvlite.so.$(VERSION) $$@
+
+$(1)/lib/libnvlite.so: $(1)/lib/$(SONAME)
+	ln -sf $(SONAME) $$@
+
+$(1)/lib/$(SIM_SONAME): $(1)/lib/libnvlite_sim.so.$(VERSION)
+	ln -sf libnvlite_sim.so.$(VERSION) $$@
+
+$(1)/lib/libnvlite_sim.so: $(1)/lib/$(SIM_SONAME)
+	ln -sf $(SIM_SONAME) $$@
+
+$(1)/lib/libnvlite_internal.a: $(2)
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+endef
+$(eval $(call link_rules,$(BUILD),$(LIB_OBJS),$(SIM_OBJS)))
+$(eval $(call link_rules,$(CHK),$(CHK_LIB_OBJS),$(CHK_SIM_OBJS)))
 
 $(JIT_HELPER): tools/nvlite-jit.cpp $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CXX) $(ALL_CXXFLAGS) $< -o $@ $(STATIC) $(LIB_LDLIBS)
+
+$(CHK_JIT_HELPER): tools/nvlite-jit.cpp $(CHK_STATIC)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TEST_CXXFLAGS) $< -o $@ $(CHK_STATIC) $(LIB_LDLIBS)
 
 # A stand-in libnvJitLink that crashes, stalls or hogs memory on request
 # (tests/unit/test_jit_isolation.cpp).
@@ -88,24 +201,31 @@ FAKE_NVJITLINK := $(BUILD)/tests/support/libfake_nvjitlink.so
 $(FAKE_NVJITLINK): tests/support/fake_nvjitlink.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(WARN) -O1 -fPIC -shared -fvisibility=hidden $< -o $@
-$(BUILD)/tests/unit/test_jit_isolation: $(FAKE_NVJITLINK) $(JIT_HELPER)
+$(BUILD)/tests/unit/test_jit_isolation: $(FAKE_NVJITLINK) $(CHK_JIT_HELPER)
 
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Iinclude/nvlite -Itests -c $< -o $@
 
-$(BUILD)/tests/%: tests/%.cpp $(STATIC) $(TEST_SUPPORT)
+# Tests link the checked build: C++ tests its internal archive and the
+# simulator's objects (kdrv.cpp then takes the simulator linked in), C tests
+# its libnvlite.so like any program (and libnvlite_sim.so only when they call
+# nvlite.h's simulator hook).
+$(BUILD)/tests/%: tests/%.cpp $(CHK_STATIC) $(CHK_SIM_OBJS) $(TEST_SUPPORT)
 	@mkdir -p $(dir $@)
-	$(CXX) $(ALL_CXXFLAGS) -Iinclude/nvlite -Itests $< -o $@ $(TEST_SUPPORT) $(STATIC) $(TEST_LDLIBS)
+	$(CXX) $(TEST_CXXFLAGS) -Iinclude/nvlite -Itests $< -o $@ $(TEST_SUPPORT) $(CHK_SIM_OBJS) $(CHK_STATIC) $(TEST_LDLIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT) $(BUILD)/lib/libnvlite.so
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT) $(CHK_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN) $< $(TEST_SUPPORT) -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../../lib' $(TEST_LDLIBS)
+	$(CC) $(SAN) $< $(TEST_SUPPORT) -o $@ -L$(CHK)/lib -lnvlite -Wl,--as-needed -lnvlite_sim -Wl,--no-as-needed \
+	  -Wl,-rpath,'$$ORIGIN/../../checked/lib' $(TEST_LDLIBS)
 
-# Samples that compile kernels use NVRTC from the CUDA toolkit (the library does not).
-SAMPLE_NVRTC := -I$(CUDA_HOME)/include -L$(CUDA_HOME)/lib64 -Wl,--as-needed -lnvrtc -Wl,-rpath,$(CUDA_HOME)/lib64 -lm
+# Samples that compile kernels open NVRTC from the CUDA toolkit with dlopen
+# (samples/nvrtc_compile.h, shared with the benchmarks and the tests; the
+# library does not use NVRTC).
+SAMPLE_NVRTC := -ldl -lm
 
-$(BUILD)/samples/%: samples/%.c $(BUILD)/lib/libnvlite.so
+$(BUILD)/samples/%: samples/%.c $(BUILD)/lib/libnvlite.so $(BUILD)/lib/$(SIM_SONAME)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Iinclude/nvlite $< -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' $(SAMPLE_NVRTC) $(SAN)
 
@@ -132,7 +252,8 @@ bench: $(BENCH_BINS)
 # Their cases run under a setjmp crash guard: built without optimisation, so
 # that locals keep their values across the longjmp.
 PROBE_CFLAGS := $(ALL_CFLAGS) -O0
-PROBE_BINS := $(BUILD)/probes/compat_probe_libcuda $(BUILD)/probes/compat_probe_nvlite $(BUILD)/probes/module_probe
+PROBE_BINS := $(BUILD)/probes/compat_probe_libcuda $(BUILD)/probes/compat_probe_nvlite $(BUILD)/probes/module_probe \
+              $(BUILD)/probes/dropin_probe $(BUILD)/probes/devrt_probe $(BUILD)/probes/launch_probe
 
 $(BUILD)/probes/compat_probe_libcuda: tests/compat/compat_probe.c tests/compat/probe.h
 	@mkdir -p $(dir $@)
@@ -146,6 +267,23 @@ $(BUILD)/probes/module_probe: tests/compat/module_probe.c tests/compat/probe.h $
 	@mkdir -p $(dir $@)
 	$(CC) $(PROBE_CFLAGS) -Itests $< $(BUILD)/obj/tests/support/ts_kernels.o -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
 
+# launch_probe: library/kernel objects, cuLaunchKernelEx, cooperative, cluster
+# and legacy launches, run like module_probe (one section per run: its header).
+$(BUILD)/probes/launch_probe: tests/compat/launch_probe.c tests/compat/probe.h $(BUILD)/obj/tests/support/ts_kernels.o $(BUILD)/lib/libnvlite.so
+	@mkdir -p $(dir $@)
+	$(CC) $(PROBE_CFLAGS) -Itests $< $(BUILD)/obj/tests/support/ts_kernels.o -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
+
+# dropin_probe links no CUDA library: it dlopen()s libcuda.so.1 (NVIDIA's
+# cuda.h for the types), so one binary probes libcuda, or nvlite through
+# build/bin/nvlite-run.
+$(BUILD)/probes/dropin_probe: tests/compat/dropin_probe.c tests/compat/probe.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -O0 -g -I$(CUDA_HOME)/include -Itests/compat $< -o $@ -ldl
+
+$(BUILD)/probes/devrt_probe: tests/compat/devrt_probe.c tests/compat/probe.h $(BUILD)/obj/tests/support/ts_kernels.o $(BUILD)/lib/libnvlite.so
+	@mkdir -p $(dir $@)
+	$(CC) $(PROBE_CFLAGS) -Itests $< $(BUILD)/obj/tests/support/ts_kernels.o -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl
+
 probes: $(PROBE_BINS)
 
 tests: $(UNIT_BINS) $(API_BINS) $(HW_BINS)
@@ -153,7 +291,7 @@ tests: $(UNIT_BINS) $(API_BINS) $(HW_BINS)
 ifeq ($(NO_BUILD),1)
 TEST_DEPS :=
 else
-TEST_DEPS := tests samples bench probes
+TEST_DEPS := tests driver checked samples bench probes
 endif
 
 # Every test binary runs; the summary says how many failed.
@@ -161,6 +299,10 @@ test: $(TEST_DEPS)
 	@NVLITE_DEVICE=sim tests/run_tests.sh $(UNIT_BINS) $(API_BINS)
 ifneq ($(NO_BUILD),1)
 	@$(MAKE) --no-print-directory header-check
+	@$(MAKE) --no-print-directory entry-check
+	@$(MAKE) --no-print-directory lib-check
+	@$(MAKE) --no-print-directory compile-fail-check
+	@$(MAKE) --no-print-directory defs-check
 endif
 
 test-hw: $(TEST_DEPS)
@@ -179,7 +321,8 @@ test-hw: $(TEST_DEPS)
 # where that is allowed.
 TSAN_BUILD ?= $(BUILD)-tsan
 TSAN_TESTS ?= tests/api/test_threads tests/api/test_copy_ptds tests/api/test_context tests/api/test_init tests/api/test_races \
-              tests/api/test_faults tests/api/test_events
+              tests/api/test_driver_queries \
+              tests/api/test_faults tests/api/test_events tests/unit/test_devrt_threads tests/api/test_library
 TSAN_BINS  := $(addprefix $(TSAN_BUILD)/,$(TSAN_TESTS))
 TSAN_RUN_OPTIONS := halt_on_error=1 exitcode=66 second_deadlock_stack=1
 
@@ -213,7 +356,9 @@ hostile: $(HOSTILE_BIN)
 	 NVLITE_DEVICE=$$dev $(HOSTILE_BIN) $(HOSTILE_SECONDS) $(HOSTILE_THREADS)
 
 # AddressSanitizer + UndefinedBehaviorSanitizer (issue 9; UBSan's C++-only
-# vptr and function checks are left out: the C tests link its C runtime):
+# vptr and function checks are left out: the C tests link its C runtime; so is
+# its enum check: C programs may pass any int in an enum parameter, and the
+# library answers such values with an error):
 # the library, its JIT helper and the tests built with clang in their own folder, with the
 # coverage instrumentation libFuzzer needs, so that the fuzz targets link the
 # same objects; run on the simulated driver (CI). The first report fails the
@@ -222,7 +367,7 @@ hostile: $(HOSTILE_BIN)
 ASAN_BUILD ?= $(BUILD)-asan
 ASAN_CC ?= clang
 ASAN_CXX ?= clang++
-ASAN_SAN := -fsanitize=address,undefined -fno-sanitize=vptr,function -fno-sanitize-recover=undefined \
+ASAN_SAN := -fsanitize=address,undefined -fno-sanitize=vptr,function,enum -fno-sanitize-recover=undefined \
             -fno-omit-frame-pointer -fsanitize=fuzzer-no-link
 ASAN_TESTS ?= unit/test_loader unit/test_loader_fuzz unit/test_loader_jit unit/test_jit_isolation unit/test_core_units \
               unit/test_launch_sim unit/test_channel_faults api/test_bad_input api/test_races api/test_init \
@@ -249,9 +394,9 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= loader api
 FUZZ_DIR := $(ASAN_BUILD)/fuzz
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.cpp $(STATIC)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.cpp $(STATIC) $(SIM_OBJS)
 	@mkdir -p $(dir $@)
-	$(CXX) $(ALL_CXXFLAGS) -Itests -fsanitize=fuzzer $< -o $@ $(STATIC) $(LIB_LDLIBS)
+	$(CXX) $(ALL_CXXFLAGS) -Itests -fsanitize=fuzzer $< -o $@ $(SIM_OBJS) $(STATIC) $(LIB_LDLIBS)
 
 $(BUILD)/fuzz/make_seeds: tests/fuzz/make_seeds.c $(BUILD)/obj/tests/support/ts_kernels.o
 	@mkdir -p $(dir $@)
@@ -276,21 +421,129 @@ demo: samples
 	 else dev="sim"; echo "demo: no GPU here, on the simulated driver (NVLITE_DEVICE=sim)"; fi; \
 	 NVLITE_DEVICE=$$dev $(BUILD)/samples/device_query && NVLITE_DEVICE=$$dev $(BUILD)/samples/copy_roundtrip 256
 
+# The entry points: the table against NVIDIA's typedef headers (when the
+# toolkit is there), the headers' declarations and the library's exports;
+# NOT_SUPPORTED.md and the README's count up to date.
+ENTRY_CHECK_NVIDIA := $(if $(wildcard $(CUDA_HOME)/include/cudaTypedefs.h),--include $(CUDA_HOME)/include)
+entry-check: $(SHLIB)
+	@nm -D --defined-only $(SHLIB) > $(BUILD)/gen/api/nm.txt
+	@$(if $(ENTRY_CHECK_NVIDIA),,echo "entry-check: no $(CUDA_HOME)/include/cudaTypedefs.h: versions not compared with NVIDIA's")
+	@$(GEN_ENTRY) check --cc "$(CC)" --table $(ENTRY_TABLE) $(ENTRY_CHECK_NVIDIA) --exports $(BUILD)/gen/api/nm.txt \
+	  --list NOT_SUPPORTED.md --readme README.md --libcuda-exports tests/data/libcuda/libcuda_580.159.04_exports.txt \
+	  $(ENTRY_HEADERS)
+
+# Rewrites NOT_SUPPORTED.md from the table.
+stubs-md:
+	$(GEN_ENTRY) stubs-md --cc "$(CC)" --table $(ENTRY_TABLE) $(ENTRY_HEADERS) > NOT_SUPPORTED.md
+
+# What the release libraries expose: only cu* from libnvlite.so, the simulator
+# in libnvlite_sim.so, loaded on demand (tests/libs/check_libs.sh).
+$(BUILD)/libcheck/init_probe: tests/libs/init_probe.c $(BUILD)/lib/libnvlite.so
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude/nvlite $< -o $@ -L$(BUILD)/lib -lnvlite
+
+lib-check: lib $(BUILD)/libcheck/init_probe
+	@tests/libs/check_libs.sh $(BUILD)/lib $(BUILD)/libcheck/init_probe
+
+# Typed push-buffer methods: wrong method writes must not compile (tests/compile_fail).
+compile-fail-check:
+	@tests/compile_fail/run.sh $(CXX) -std=c++20 $(WARN) -Iinclude -Ilib $(CHECK_FLAGS)
+
+# lib/defs holds only what the code or a test references (tests/defs).
+defs-check:
+	@python3 tests/defs/check_defs_used.py
+
 header-check:
-	@$(MAKE) --no-print-directory -C tests/header check BUILD=$(abspath $(BUILD))/tests/header
+	@$(MAKE) --no-print-directory -C tests/header check BUILD=$(abspath $(BUILD))/tests/header \
+	  NVLITE_LIB_DIR=$(abspath $(BUILD))/lib
 
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/nvlite $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(SHLIB) $(SIMLIB) $(DESTDIR)$(PREFIX)/lib/
 	install -d $(DESTDIR)$(PREFIX)/libexec
 	install -m 755 $(JIT_HELPER) $(DESTDIR)$(PREFIX)/libexec/
 	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libnvlite.so
+	ln -sf $(notdir $(SIMLIB)) $(DESTDIR)$(PREFIX)/lib/$(SIM_SONAME)
+	ln -sf $(SIM_SONAME) $(DESTDIR)$(PREFIX)/lib/libnvlite_sim.so
 	install -m 644 include/nvlite/*.h $(DESTDIR)$(PREFIX)/include/nvlite/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' pkgconfig/nvlite.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/nvlite.pc
+	install -d $(DESTDIR)$(PREFIX)/lib/nvlite $(DESTDIR)$(PREFIX)/bin
+	ln -sf ../$(SONAME) $(DESTDIR)$(PREFIX)/lib/nvlite/libcuda.so.1
+	ln -sf libcuda.so.1 $(DESTDIR)$(PREFIX)/lib/nvlite/libcuda.so
+	install -m 755 tools/nvlite-run $(DESTDIR)$(PREFIX)/bin/nvlite-run
 
 clean:
 	rm -rf $(BUILD)
+
+# ---- Tools and checks for runs on the GPU machine (tools/etrace, tests/dropin) ----
+# make etrace          build/etrace/libetrace.so: LD_AUDIT logger of cuGetExportTable
+#                      and of every call into the driver's private tables
+# make etrace-test     its checks without a GPU (a stand-in libcuda.so.1); part of make test
+# make dropin-checks   build/dropin/nvrtc_driver (NVRTC + driver API, linked against the
+#                      toolkit's stub libcuda, runs on either driver) and
+#                      build/dropin/libmaps_check.so (preload: which driver a process mapped)
+ETRACE_DIR  := $(BUILD)/etrace
+ETRACE_SO   := $(ETRACE_DIR)/libetrace.so
+ETRACE_SRCS := tools/etrace/etrace.c tools/etrace/audit.c tools/etrace/enter.S
+ETRACE_CFLAGS := -std=gnu11 $(WARN) -O2 -fPIC $(CFLAGS)
+
+$(ETRACE_SO): $(ETRACE_SRCS) tools/etrace/etrace.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ETRACE_CFLAGS) -shared -Wl,-z,now -o $@ $(ETRACE_SRCS) -ldl -lpthread
+
+$(ETRACE_DIR)/test/libcuda.so.1: tools/etrace/test/fake_driver.c tools/etrace/test/fake_tables.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ETRACE_CFLAGS) -shared -fvisibility=hidden -Wl,-soname,libcuda.so.1 -o $@ $<
+
+$(ETRACE_DIR)/test/etrace_client: tools/etrace/test/etrace_client.c tools/etrace/test/fake_tables.h $(ETRACE_DIR)/test/libcuda.so.1
+	$(CC) $(ETRACE_CFLAGS) -Wl,-z,lazy -o $@ $< $(ETRACE_DIR)/test/libcuda.so.1 -ldl
+
+$(ETRACE_DIR)/test_etrace: tools/etrace/test/test_etrace.c tools/etrace/test/fake_tables.h $(ETRACE_SRCS) tools/etrace/etrace.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ETRACE_CFLAGS) -o $@ $< tools/etrace/etrace.c tools/etrace/enter.S -lcmocka -ldl -lpthread
+
+etrace: $(ETRACE_SO)
+
+etrace-test: $(ETRACE_SO) $(ETRACE_DIR)/test_etrace $(ETRACE_DIR)/test/etrace_client
+	@$(ETRACE_DIR)/test_etrace && echo "== etrace: PASS"
+
+DROPIN_BINS := $(BUILD)/dropin/nvrtc_driver $(BUILD)/dropin/libmaps_check.so
+
+$(BUILD)/dropin/nvrtc_driver: tests/dropin/nvrtc_driver.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -I$(CUDA_HOME)/include $< -o $@ -L$(CUDA_HOME)/lib64/stubs -lcuda \
+	  -L$(CUDA_HOME)/lib64 -lnvrtc -Wl,-rpath,$(CUDA_HOME)/lib64 -ldl -lm
+
+$(BUILD)/dropin/libmaps_check.so: tests/dropin/maps_check.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) $(CFLAGS) -fPIC -shared -o $@ $< -ldl
+
+dropin-checks: $(DROPIN_BINS)
+
+.PHONY: etrace etrace-test dropin-checks
+ifneq ($(NO_BUILD),1)
+test: etrace-test dropin-checks
+endif
+
+# ---- Issue 10 part C: stream-ordered memory, 2D/3D copies and fills, host functions
+# tests/compat/mem_probe.c (sections pitch, pools, hostfunc, hostfault), built
+# against libcuda and against libnvlite like compat_probe.
+MEM_PROBE_BINS := $(BUILD)/probes/mem_probe_libcuda $(BUILD)/probes/mem_probe_nvlite
+
+$(BUILD)/probes/mem_probe_libcuda: tests/compat/mem_probe.c tests/compat/probe.h
+	@mkdir -p $(dir $@)
+	$(CC) $(PROBE_CFLAGS) $< -o $@ -L$(CUDA_HOME)/lib64/stubs -lcuda -ldl -lpthread
+
+$(BUILD)/probes/mem_probe_nvlite: tests/compat/mem_probe.c tests/compat/probe.h $(BUILD)/lib/libnvlite.so
+	@mkdir -p $(dir $@)
+	$(CC) $(PROBE_CFLAGS) $< -o $@ -L$(BUILD)/lib -lnvlite -Wl,-rpath,'$$ORIGIN/../lib' -ldl -lpthread
+
+probes: $(MEM_PROBE_BINS)
+
+# Host functions run on a library thread; pools are shared by every thread.
+TSAN_TESTS += tests/api/test_host_func tests/api/test_mem_pool
+TSAN_BINS  += $(TSAN_BUILD)/tests/api/test_host_func $(TSAN_BUILD)/tests/api/test_mem_pool
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -16,6 +16,10 @@
  *
  * Returns CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE for an unknown kind, or
  * CUDA_ERROR_NOT_SUPPORTED when the simulated driver is not in use.
+ *
+ * The simulated driver is libnvlite_sim.so, beside libnvlite.so (which loads
+ * it for NVLITE_DEVICE=sim); nvliteSimInjectFault is exported by it, not by
+ * libnvlite.so: link with -lnvlite_sim (or look it up with dlsym).
  */
 #ifndef NVLITE_NVLITE_H
 #define NVLITE_NVLITE_H

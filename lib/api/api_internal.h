@@ -1,14 +1,16 @@
-// Shared bodies of entry points exported under several names (the _v2
-// names, the legacy unsuffixed ones and the per-thread-stream variants).
+// What several files of lib/api share.
 #pragma once
 
-#include <cstdint>
-
 #include "common/status.h"
+#include "core/launch.h"
 #include "core/context.h"
-#include "core/copy.h"
 #include "core/stream.h"
 #include "nvlite/cuda.h"
+
+namespace nvl::core {
+class Context;
+class Function;
+}  // namespace nvl::core
 
 namespace nvl::api {
 
@@ -18,11 +20,21 @@ namespace nvl::api {
 // current; anything else is CUDA_ERROR_INVALID_HANDLE. A destroyed or failed
 // context answers with its code.
 Result<core::Stream*> resolveStream(CUstream s);
-Status deviceUuid(CUuuid* uuid, CUdevice dev);
-Status memcpyHtoD(CUdeviceptr dst, const void* src, size_t n, CUstream s, core::Sync sync);
-Status memcpyDtoH(void* dst, CUdeviceptr src, size_t n, CUstream s, core::Sync sync);
-Status memcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, core::Sync sync);
-Status memcpyAny(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, core::Sync sync);
-Status memset(CUdeviceptr dst, uint32_t value, uint32_t elementSize, size_t n, CUstream s, core::Sync sync);
+
+// The function a CUfunction handle names: one of ours whose module is
+// loaded; for the launch and occupancy calls (KernelAsFunction::Accepted), as
+// in libcuda, also a CUkernel (lib/core/library.h), whose function in 'ctx'
+// (the current context when null) it stands for. Anything else is
+// CUDA_ERROR_INVALID_HANDLE.
+enum class KernelAsFunction { Refused, Accepted };
+Result<core::Function*> resolveFunction(CUfunction f, KernelAsFunction kernels = KernelAsFunction::Refused,
+                                        core::Context* ctx = nullptr);
+// Every launch entry point's last step: the stream, the function in its
+// context, the launch.
+Status launchOn(CUstream stream, CUfunction f, const core::LaunchRequest& r);
+// A stream, event or context synchronisation of 'ctx' returned 's': on
+// success, memory pools above their release threshold give memory back
+// (libcuda's rule for cuMemPool's release threshold).
+Status synchronized(core::Context& ctx, Status s);
 
 }  // namespace nvl::api

@@ -3,17 +3,16 @@
 
 #include "api/api_internal.h"
 #include "api/entry.h"
+#include "api/entry_impls.h"
 #include "core/context.h"
 #include "core/copy.h"
 #include "core/runtime.h"
 #include "core/stream.h"
 
-using namespace nvl;
-using nvl::api::entry;
+namespace nvl::api {
+
 using core::Context;
 using core::Sync;
-
-namespace nvl::api {
 
 Result<core::Stream*> resolveStream(CUstream s) {
     if (s == nullptr || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) {
@@ -30,105 +29,95 @@ Result<core::Stream*> resolveStream(CUstream s) {
     return st;
 }
 
-Status memcpyHtoD(CUdeviceptr dst, const void* src, size_t n, CUstream s, Sync sync) {
+namespace {
+
+Status copyHtoD(CUdeviceptr dst, const void* src, size_t n, CUstream s, Sync sync) {
     NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(s));
     if (!src && n) return CUDA_ERROR_INVALID_VALUE;
     return st->context().noted(core::copyHostToDevice(*st, dst, src, n, sync));
 }
 
-Status memcpyDtoH(void* dst, CUdeviceptr src, size_t n, CUstream s, Sync sync) {
+Status copyDtoH(void* dst, CUdeviceptr src, size_t n, CUstream s, Sync sync) {
     NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(s));
     if (!dst && n) return CUDA_ERROR_INVALID_VALUE;
     return st->context().noted(core::copyDeviceToHost(*st, dst, src, n, sync));
 }
 
-Status memcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, Sync sync) {
+Status copyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, Sync sync) {
     NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(s));
     return st->context().noted(core::copyDeviceToDevice(*st, dst, src, n, sync));
 }
 
-Status memcpyAny(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, Sync sync) {
+Status copyAny(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, Sync sync) {
     NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(s));
     if ((!dst || !src) && n) return CUDA_ERROR_INVALID_VALUE;
     return st->context().noted(core::copyUnified(*st, dst, src, n, sync));
 }
 
-Status memset(CUdeviceptr dst, uint32_t value, uint32_t elementSize, size_t n, CUstream s, Sync sync) {
+Status fill(CUdeviceptr dst, uint32_t value, uint32_t elementSize, size_t n, CUstream s, Sync sync) {
     NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(s));
     return st->context().noted(core::fill(*st, dst, value, elementSize, n, sync));
 }
 
+}  // namespace
+
+// The synchronous forms run on the NULL stream: the legacy stream, or in a
+// _ptds symbol the thread's default stream (resolveStream serves both).
+
+Status memcpyHtoD(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
+    return copyHtoD(dstDevice, srcHost, ByteCount, nullptr, Sync::Blocking);
+}
+
+Status memcpyDtoH(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
+    return copyDtoH(dstHost, srcDevice, ByteCount, nullptr, Sync::Blocking);
+}
+
+Status memcpyDtoD(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
+    return copyDtoD(dstDevice, srcDevice, ByteCount, nullptr, Sync::Blocking);
+}
+
+Status memcpyUnified(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
+    return copyAny(dst, src, ByteCount, nullptr, Sync::Blocking);
+}
+
+Status memcpyHtoDAsync(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream) {
+    return copyHtoD(dstDevice, srcHost, ByteCount, hStream, Sync::Async);
+}
+
+Status memcpyDtoHAsync(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
+    return copyDtoH(dstHost, srcDevice, ByteCount, hStream, Sync::Async);
+}
+
+Status memcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
+    return copyDtoD(dstDevice, srcDevice, ByteCount, hStream, Sync::Async);
+}
+
+Status memcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
+    return copyAny(dst, src, ByteCount, hStream, Sync::Async);
+}
+
+Status memsetD8(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
+    return fill(dstDevice, uc, 1, N, nullptr, Sync::Blocking);
+}
+
+Status memsetD16(CUdeviceptr dstDevice, unsigned short us, size_t N) {
+    return fill(dstDevice, us, 2, N, nullptr, Sync::Blocking);
+}
+
+Status memsetD32(CUdeviceptr dstDevice, unsigned int ui, size_t N) {
+    return fill(dstDevice, ui, 4, N, nullptr, Sync::Blocking);
+}
+
+Status memsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) {
+    return fill(dstDevice, uc, 1, N, hStream, Sync::Async);
+}
+
+Status memsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) {
+    return fill(dstDevice, us, 2, N, hStream, Sync::Async);
+}
+
+Status memsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) {
+    return fill(dstDevice, ui, 4, N, hStream, Sync::Async);
+}
+
 }  // namespace nvl::api
-
-#define PTR(p) reinterpret_cast<const void*>(p)
-#define DPTR(d) static_cast<unsigned long long>(d)
-
-NVL_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
-    return entry("cuMemcpyHtoD_v2", [&] { return api::memcpyHtoD(dstDevice, srcHost, ByteCount, nullptr, Sync::Blocking); },
-                 "0x%llx, %p, %zu", DPTR(dstDevice), srcHost, ByteCount);
-}
-
-NVL_EXPORT CUresult cuMemcpyDtoH_v2(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
-    return entry("cuMemcpyDtoH_v2", [&] { return api::memcpyDtoH(dstHost, srcDevice, ByteCount, nullptr, Sync::Blocking); },
-                 "%p, 0x%llx, %zu", dstHost, DPTR(srcDevice), ByteCount);
-}
-
-NVL_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
-    return entry("cuMemcpyDtoD_v2", [&] { return api::memcpyDtoD(dstDevice, srcDevice, ByteCount, nullptr, Sync::Blocking); },
-                 "0x%llx, 0x%llx, %zu", DPTR(dstDevice), DPTR(srcDevice), ByteCount);
-}
-
-NVL_EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
-    return entry("cuMemcpy", [&] { return api::memcpyAny(dst, src, ByteCount, nullptr, Sync::Blocking); },
-                 "0x%llx, 0x%llx, %zu", DPTR(dst), DPTR(src), ByteCount);
-}
-
-NVL_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream) {
-    return entry("cuMemcpyHtoDAsync_v2", [&] { return api::memcpyHtoD(dstDevice, srcHost, ByteCount, hStream, Sync::Async); },
-                 "0x%llx, %p, %zu, %p", DPTR(dstDevice), srcHost, ByteCount, PTR(hStream));
-}
-
-NVL_EXPORT CUresult cuMemcpyDtoHAsync_v2(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
-    return entry("cuMemcpyDtoHAsync_v2", [&] { return api::memcpyDtoH(dstHost, srcDevice, ByteCount, hStream, Sync::Async); },
-                 "%p, 0x%llx, %zu, %p", dstHost, DPTR(srcDevice), ByteCount, PTR(hStream));
-}
-
-NVL_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
-    return entry("cuMemcpyDtoDAsync_v2", [&] { return api::memcpyDtoD(dstDevice, srcDevice, ByteCount, hStream, Sync::Async); },
-                 "0x%llx, 0x%llx, %zu, %p", DPTR(dstDevice), DPTR(srcDevice), ByteCount, PTR(hStream));
-}
-
-NVL_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
-    return entry("cuMemcpyAsync", [&] { return api::memcpyAny(dst, src, ByteCount, hStream, Sync::Async); },
-                 "0x%llx, 0x%llx, %zu, %p", DPTR(dst), DPTR(src), ByteCount, PTR(hStream));
-}
-
-NVL_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
-    return entry("cuMemsetD8_v2", [&] { return api::memset(dstDevice, uc, 1, N, nullptr, Sync::Blocking); },
-                 "0x%llx, %u, %zu", DPTR(dstDevice), uc, N);
-}
-
-NVL_EXPORT CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N) {
-    return entry("cuMemsetD16_v2", [&] { return api::memset(dstDevice, us, 2, N, nullptr, Sync::Blocking); },
-                 "0x%llx, %u, %zu", DPTR(dstDevice), us, N);
-}
-
-NVL_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N) {
-    return entry("cuMemsetD32_v2", [&] { return api::memset(dstDevice, ui, 4, N, nullptr, Sync::Blocking); },
-                 "0x%llx, %u, %zu", DPTR(dstDevice), ui, N);
-}
-
-NVL_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) {
-    return entry("cuMemsetD8Async", [&] { return api::memset(dstDevice, uc, 1, N, hStream, Sync::Async); },
-                 "0x%llx, %u, %zu, %p", DPTR(dstDevice), uc, N, PTR(hStream));
-}
-
-NVL_EXPORT CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) {
-    return entry("cuMemsetD16Async", [&] { return api::memset(dstDevice, us, 2, N, hStream, Sync::Async); },
-                 "0x%llx, %u, %zu, %p", DPTR(dstDevice), us, N, PTR(hStream));
-}
-
-NVL_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) {
-    return entry("cuMemsetD32Async", [&] { return api::memset(dstDevice, ui, 4, N, hStream, Sync::Async); },
-                 "0x%llx, %u, %zu, %p", DPTR(dstDevice), ui, N, PTR(hStream));
-}

@@ -5,23 +5,11 @@
 
 #include "api/api_internal.h"
 #include "api/entry.h"
+#include "api/entry_impls.h"
 #include "core/device.h"
 #include "core/runtime.h"
 
-using namespace nvl;
-using nvl::api::entry;
-
 namespace nvl::api {
-
-Status deviceUuid(CUuuid* uuid, CUdevice dev) {
-    if (!uuid) return CUDA_ERROR_INVALID_VALUE;
-    NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
-    std::memcpy(uuid->bytes, d->info().uuid, sizeof uuid->bytes);
-    return kOk;
-}
-
-}  // namespace nvl::api
-
 namespace {
 
 // The CUDA version this library implements (the header's CUDA_VERSION).
@@ -51,98 +39,167 @@ bool parsePciBusId(const char* s, unsigned& domain, unsigned& bus, unsigned& dev
 
 }  // namespace
 
-NVL_EXPORT CUresult cuInit(unsigned int flags) {
-    return entry("cuInit", [&] { return core::Runtime::get().init(flags); }, "flags=%u", flags);
+Status init(unsigned int flags) { return core::Runtime::get().init(flags); }
+
+Status driverGetVersion(int* driverVersion) {
+    if (!driverVersion) return CUDA_ERROR_INVALID_VALUE;
+    *driverVersion = kDriverVersion;
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuDriverGetVersion(int* driverVersion) {
-    return entry("cuDriverGetVersion", [&]() -> Status {
-        if (!driverVersion) return CUDA_ERROR_INVALID_VALUE;
-        *driverVersion = kDriverVersion;
-        return kOk;
-    }, "%p", static_cast<void*>(driverVersion));
+Status deviceGetCount(int* count) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!count) return CUDA_ERROR_INVALID_VALUE;
+    *count = core::Runtime::get().deviceCount();
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuDeviceGetCount(int* count) {
-    return entry("cuDeviceGetCount", [&]() -> Status {
-        NVL_TRY(core::Runtime::get().checkInit());
-        if (!count) return CUDA_ERROR_INVALID_VALUE;
-        *count = core::Runtime::get().deviceCount();
-        return kOk;
-    }, "%p", static_cast<void*>(count));
+Status deviceGet(CUdevice* device, int ordinal) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!device) return CUDA_ERROR_INVALID_VALUE;
+    NVL_TRY(core::deviceFor(ordinal).status());
+    *device = ordinal;
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuDeviceGet(CUdevice* device, int ordinal) {
-    return entry("cuDeviceGet", [&]() -> Status {
-        NVL_TRY(core::Runtime::get().checkInit());
-        if (!device) return CUDA_ERROR_INVALID_VALUE;
-        NVL_TRY(core::deviceFor(ordinal).status());
-        *device = ordinal;
-        return kOk;
-    }, "%p, %d", static_cast<void*>(device), ordinal);
+Status deviceGetName(char* name, int len, CUdevice dev) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    std::snprintf(name, static_cast<size_t>(len), "%s", d->info().name.c_str());
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
-    return entry("cuDeviceGetName", [&]() -> Status {
-        NVL_TRY(core::Runtime::get().checkInit());
-        if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
-        NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
-        std::snprintf(name, static_cast<size_t>(len), "%s", d->info().name.c_str());
-        return kOk;
-    }, "%p, %d, %d", static_cast<void*>(name), len, dev);
+Status deviceTotalMem(size_t* bytes, CUdevice dev) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    *bytes = d->info().totalMemory;
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
-    return entry("cuDeviceTotalMem_v2", [&]() -> Status {
-        NVL_TRY(core::Runtime::get().checkInit());
-        if (!bytes) return CUDA_ERROR_INVALID_VALUE;
-        NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
-        *bytes = d->info().totalMemory;
-        return kOk;
-    }, "%p, %d", static_cast<void*>(bytes), dev);
+// The first ABI's 32-bit size: clamped.
+Status deviceTotalMemV1(unsigned int* bytes, CUdevice dev) {
+    size_t total = 0;
+    NVL_TRY(deviceTotalMem(bytes ? &total : nullptr, dev));
+    *bytes = total > 0xffffffffull ? 0xffffffffu : static_cast<unsigned int>(total);
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attribute, CUdevice dev) {
-    const int attrib = api::enumValue(attribute);
-    return entry("cuDeviceGetAttribute", [&]() -> Status {
-        NVL_TRY(core::Runtime::get().checkInit());
-        if (!pi) return CUDA_ERROR_INVALID_VALUE;
-        NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
-        NVL_ASSIGN_OR_RETURN(*pi, d->attribute(attrib));
-        return kOk;
-    }, "%p, %d, %d", static_cast<void*>(pi), attrib, dev);
+Status deviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!pi) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    NVL_ASSIGN_OR_RETURN(*pi, d->attribute(static_cast<int>(attrib)));
+    return kOk;
 }
 
-// Without MIG the _v2 and the legacy cuDeviceGetUuid differ in nothing: both
-// give the GPU's UUID (the legacy name is in legacy_api.cpp).
-NVL_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
-    return entry("cuDeviceGetUuid_v2", [&] { return api::deviceUuid(uuid, dev); }, "%p, %d", static_cast<void*>(uuid), dev);
+// Without MIG the _v2 and the first cuDeviceGetUuid differ in nothing: both
+// give the GPU's UUID.
+Status deviceGetUuid(CUuuid* uuid, CUdevice dev) {
+    if (!uuid) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    std::memcpy(uuid->bytes, d->info().uuid, sizeof uuid->bytes);
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
-    return entry("cuDeviceGetPCIBusId", [&]() -> Status {
-        NVL_TRY(core::Runtime::get().checkInit());
-        if (!pciBusId || len <= 0) return CUDA_ERROR_INVALID_VALUE;
-        NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
-        const std::string id = d->pciBusId();
-        std::snprintf(pciBusId, static_cast<size_t>(len), "%s", id.c_str());
-        return static_cast<size_t>(len) > id.size() ? kOk : Status(CUDA_ERROR_INVALID_VALUE);
-    }, "%p, %d, %d", static_cast<void*>(pciBusId), len, dev);
+Status deviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!pciBusId || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    const std::string id = d->pciBusId();
+    std::snprintf(pciBusId, static_cast<size_t>(len), "%s", id.c_str());
+    return static_cast<size_t>(len) > id.size() ? kOk : Status(CUDA_ERROR_INVALID_VALUE);
 }
 
-NVL_EXPORT CUresult cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) {
-    return entry("cuDeviceGetByPCIBusId", [&]() -> Status {
-        NVL_TRY(core::Runtime::get().checkInit());
-        if (!dev || !pciBusId) return CUDA_ERROR_INVALID_VALUE;
-        unsigned domain, bus, device, function;
-        if (!parsePciBusId(pciBusId, domain, bus, device, function)) return CUDA_ERROR_INVALID_VALUE;
-        auto& rt = core::Runtime::get();
-        for (int i = 0; i < rt.deviceCount(); ++i) {
-            if (rt.device(i)->hasPciAddress(domain, bus, device, function)) {
-                *dev = i;
-                return kOk;
-            }
+Status deviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!dev || !pciBusId) return CUDA_ERROR_INVALID_VALUE;
+    unsigned domain, bus, device, function;
+    if (!parsePciBusId(pciBusId, domain, bus, device, function)) return CUDA_ERROR_INVALID_VALUE;
+    auto& rt = core::Runtime::get();
+    for (int i = 0; i < rt.deviceCount(); ++i) {
+        if (rt.device(i)->hasPciAddress(domain, bus, device, function)) {
+            *dev = i;
+            return kOk;
         }
-        return CUDA_ERROR_INVALID_DEVICE;
-    }, "%p, %s", static_cast<void*>(dev), pciBusId ? pciBusId : "(null)");
+    }
+    return CUDA_ERROR_INVALID_DEVICE;
 }
+
+// ------------------------------------------------------------ deprecated queries
+
+Status deviceComputeCapability(int* major, int* minor, CUdevice dev) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!major || !minor) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    NVL_ASSIGN_OR_RETURN(*major, d->attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR));
+    NVL_ASSIGN_OR_RETURN(*minor, d->attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+    return kOk;
+}
+
+// The same numbers cuDeviceGetAttribute gives.
+Status deviceGetProperties(CUdevprop* prop, CUdevice dev) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!prop) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
+    CUdevprop p{};
+    const struct {
+        int* out;
+        CUdevice_attribute attribute;
+    } fields[] = {
+        {&p.maxThreadsPerBlock, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK},
+        {&p.maxThreadsDim[0], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X},
+        {&p.maxThreadsDim[1], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y},
+        {&p.maxThreadsDim[2], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z},
+        {&p.maxGridSize[0], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X},
+        {&p.maxGridSize[1], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y},
+        {&p.maxGridSize[2], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z},
+        {&p.sharedMemPerBlock, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK},
+        {&p.totalConstantMemory, CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY},
+        {&p.SIMDWidth, CU_DEVICE_ATTRIBUTE_WARP_SIZE},
+        {&p.memPitch, CU_DEVICE_ATTRIBUTE_MAX_PITCH},
+        {&p.regsPerBlock, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK},
+        {&p.clockRate, CU_DEVICE_ATTRIBUTE_CLOCK_RATE},
+        {&p.textureAlign, CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT},
+    };
+    for (const auto& f : fields) {
+        NVL_ASSIGN_OR_RETURN(*f.out, d->attribute(static_cast<int>(f.attribute)));
+    }
+    *prop = p;
+    return kOk;
+}
+
+// ------------------------------------------------------------------ peers
+
+// nvlite gives no context access to another GPU's memory: never a peer.
+Status deviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDev) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!canAccessPeer) return CUDA_ERROR_INVALID_VALUE;
+    NVL_TRY(core::deviceFor(dev).status());
+    NVL_TRY(core::deviceFor(peerDev).status());
+    *canAccessPeer = 0;
+    return kOk;
+}
+
+// A link between two devices: with peer access not provided, every attribute
+// of a link between two GPUs is 0; one device is not a link.
+Status deviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    switch (attrib) {
+    case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK:
+    case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED:
+    case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED:
+    case CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED:
+    case CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    NVL_TRY(core::deviceFor(srcDevice).status());
+    NVL_TRY(core::deviceFor(dstDevice).status());
+    if (srcDevice == dstDevice) return CUDA_ERROR_INVALID_DEVICE;
+    *value = 0;
+    return kOk;
+}
+
+}  // namespace nvl::api

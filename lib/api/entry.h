@@ -1,71 +1,128 @@
-// What every C entry point shares: export, tracing, and the guarantee that
-// no exception crosses the ABI.
+// What every exported entry point shares (the generated thunks of
+// lib/api/entry_points.txt call it): the implementation runs, no exception
+// crosses the ABI, and with NVLITE_TRACE=1 the call, its arguments, its
+// result and its duration are printed under the exported symbol's name.
 #pragma once
 
-#include <cstdio>
-#include <cstring>
+#include <cstddef>
+#include <cstdint>
 #include <new>
-#include <utility>
+#include <type_traits>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "common/trace.h"
-#include "common/clock.h"
 #include "core/call_scope.h"
 #include "nvlite/cuda.h"
 
-#define NVL_EXPORT extern "C" __attribute__((visibility("default")))
+#define NVL_EXPORT __attribute__((visibility("default")))
 
 namespace nvl::api {
 
 const char* errorName(CUresult r);
 
-// The value a program passed in an enum-typed parameter, read as the int it
-// is: programs pass values outside the enum (errors to answer), and reading
-// such a value as the enum type is undefined in C++ (UBSan's enum check).
-template <class E>
-int enumValue(const E& e) {
-    static_assert(sizeof(E) == sizeof(int));
-    int v;
-    std::memcpy(&v, &e, sizeof v);
-    return v;
+// Which stream NULL names inside an entry point: the legacy default stream,
+// or (the _ptds/_ptsz symbols) the calling thread's per-thread default stream.
+enum class DefaultStream { Legacy, PerThread };
+
+namespace detail {
+inline thread_local bool perThreadDefault = false;
+
+class PerThreadScope {
+public:
+    PerThreadScope() : saved_(perThreadDefault) { perThreadDefault = true; }
+    ~PerThreadScope() { perThreadDefault = saved_; }
+    PerThreadScope(const PerThreadScope&) = delete;
+    PerThreadScope& operator=(const PerThreadScope&) = delete;
+
+private:
+    bool saved_;
+};
+
+// The argument list of a traced call, as text.
+class ArgText {
+public:
+    void add(const char* s);                   // a string argument, quoted
+    void add(const void* p);                   // any pointer or handle
+    void add(long long v);                     // signed integers, enums
+    void add(unsigned long long v, bool hex);  // unsigned integers
+    void add(double v);
+    void opaque();  // a structure passed by value
+    const char* text() const { return buf_; }
+
+private:
+    void next();
+    char buf_[512] = {};
+    size_t n_ = 0;
+};
+
+template <class T>
+void addArg(ArgText& t, const T& v) {
+    if constexpr (std::is_same_v<T, const char*>) {
+        t.add(v);
+    } else if constexpr (std::is_pointer_v<T> && std::is_function_v<std::remove_pointer_t<T>>) {
+        t.add(reinterpret_cast<const void*>(v));
+    } else if constexpr (std::is_pointer_v<T>) {
+        t.add(static_cast<const void*>(v));
+    } else if constexpr (std::is_enum_v<T>) {
+        t.add(static_cast<long long>(v));
+    } else if constexpr (std::is_floating_point_v<T>) {
+        t.add(static_cast<double>(v));
+    } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+        t.add(static_cast<long long>(v));
+    } else if constexpr (std::is_integral_v<T>) {
+        // 64-bit unsigned values are device pointers or flag words: hex.
+        t.add(static_cast<unsigned long long>(v), std::is_same_v<T, unsigned long long>);
+    } else {
+        t.opaque();
+    }
 }
 
+void traceCall(const char* name, const char* args, CUresult r, uint64_t ns);
 
-// Runs one API call: returns its CUresult, maps escaping exceptions to
-// CUresults, and with NVLITE_TRACE=1 prints the call, its arguments, its
-// result and its duration. What the call looks up stays valid until it
-// returns (core::CallScope: a destroy racing it waits or answers it).
-template <class Body, class... Args>
-CUresult entry(const char* name, Body&& body, const char* fmt, Args... args) noexcept {
+}  // namespace detail
+
+// True inside a _ptds/_ptsz entry point: a NULL stream is the calling
+// thread's default stream.
+inline bool perThreadDefaultStream() { return detail::perThreadDefault; }
+
+// Runs one entry point: 'body' returns a Status or a CUresult. What the
+// call looks up stays valid until it returns (core::CallScope: a destroy
+// racing it waits for it or answers it).
+template <DefaultStream D = DefaultStream::Legacy, class Body, class... Args>
+CUresult call(const char* name, Body&& body, const Args&... args) noexcept {
     auto run = [&]() noexcept -> CUresult {
         core::CallScope scope;
-        CUresult r;
         try {
-            r = static_cast<Status>(body()).code();
+            if constexpr (D == DefaultStream::PerThread) {
+                detail::PerThreadScope scope;
+                return static_cast<Status>(body()).code();
+            } else {
+                return static_cast<Status>(body()).code();
+            }
         } catch (const std::bad_alloc&) {
-            r = CUDA_ERROR_OUT_OF_MEMORY;
+            return CUDA_ERROR_OUT_OF_MEMORY;
         } catch (...) {
-            r = CUDA_ERROR_UNKNOWN;
+            return CUDA_ERROR_UNKNOWN;
         }
-        return r;
     };
-    if (!trace::api()) return run();
+    if (!trace::api()) [[likely]]
+        return run();
     const uint64_t t0 = monotonicNs();
-    CUresult r = run();
+    const CUresult r = run();
     const uint64_t t1 = monotonicNs();
-    char argText[512];
-    if constexpr (sizeof...(Args) > 0) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-#pragma GCC diagnostic ignored "-Wformat-security"
-        std::snprintf(argText, sizeof argText, fmt, args...);
-#pragma GCC diagnostic pop
-    } else {
-        (void)fmt;
-        argText[0] = 0;
-    }
-    trace::print("%s(%s) = %s (%.1f us)", name, argText, errorName(r), static_cast<double>(t1 - t0) / 1000.0);
+    detail::ArgText text;
+    (detail::addArg(text, args), ...);
+    detail::traceCall(name, text.text(), r, t1 - t0);
     return r;
 }
+
+// The stub rule of the entry points nvlite does not provide (README): after
+// cuInit, a NULL output pointer is CUDA_ERROR_INVALID_VALUE, anything else
+// CUDA_ERROR_NOT_SUPPORTED. 'outputs' are the symbol's output pointers.
+Status notProvided(const char* name, std::initializer_list<const void*> outputs);
+// The first ABI's forms with 32-bit device pointers and sizes: after cuInit,
+// CUDA_ERROR_INVALID_CONTEXT, libcuda's answer for contexts of the current ABI.
+Status firstAbi();
 
 }  // namespace nvl::api

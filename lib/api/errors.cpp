@@ -1,5 +1,6 @@
 // cuGetErrorName, cuGetErrorString.
 #include "api/entry.h"
+#include "api/entry_impls.h"
 
 namespace nvl::api {
 namespace {
@@ -16,33 +17,31 @@ constexpr ErrorText kErrors[] = {
 #undef X
 };
 
-const ErrorText* lookup(int r) {
+const ErrorText* lookup(CUresult r) {
     for (const ErrorText& e : kErrors)
-        if (e.value == r) return &e;
+        if (e.value == static_cast<int>(r)) return &e;
     return nullptr;
 }
 
 }  // namespace
 
 const char* errorName(CUresult r) {
-    const ErrorText* e = lookup(enumValue(r));
+    const ErrorText* e = lookup(r);
     return e ? e->name : "CUDA_ERROR_UNKNOWN_CODE";
 }
 
-}  // namespace nvl::api
-
-using namespace nvl;
-
-NVL_EXPORT CUresult cuGetErrorName(CUresult error, const char** pStr) {
+Status getErrorName(CUresult error, const char** pStr) {
     if (!pStr) return CUDA_ERROR_INVALID_VALUE;
-    const api::ErrorText* e = api::lookup(api::enumValue(error));
+    const ErrorText* e = lookup(error);
     *pStr = e ? e->name : nullptr;
     return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-NVL_EXPORT CUresult cuGetErrorString(CUresult error, const char** pStr) {
+Status getErrorString(CUresult error, const char** pStr) {
     if (!pStr) return CUDA_ERROR_INVALID_VALUE;
-    const api::ErrorText* e = api::lookup(api::enumValue(error));
+    const ErrorText* e = lookup(error);
     *pStr = e ? e->description : nullptr;
     return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
+
+}  // namespace nvl::api

@@ -1,217 +1,163 @@
-// Names libcuda still exports besides the ones the header maps to:
-//  - the legacy unsuffixed entry points (the first ABI: 32-bit device
-//    pointers and sizes where the _v2 forms have 64-bit ones);
-//  - the per-thread default stream variants (_ptds / _ptsz) that a program
-//    built with CUDA_API_PER_THREAD_DEFAULT_STREAM calls.
-// The header's mapping macros are undone here so the old names can be defined.
-#include <cstdint>
+// The legacy API old programs still call (deprecated since CUDA 4.0, still in
+// libcuda 580): cuCtxAttach/cuCtxDetach, and the launch API that configures a
+// function first (cuFuncSetBlockShape, cuFuncSetSharedSize, cuParamSet*) and
+// then launches it (cuLaunch, cuLaunchGrid, cuLaunchGridAsync).
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
 
 #include "api/api_internal.h"
 #include "api/entry.h"
+#include "api/entry_impls.h"
+#include "core/context.h"
+#include "core/launch.h"
+#include "core/module.h"
 #include "core/runtime.h"
 
-#undef cuCtxCreate
-#undef cuCtxDestroy
-#undef cuCtxPopCurrent
-#undef cuCtxPushCurrent
-#undef cuDevicePrimaryCtxRelease
-#undef cuDevicePrimaryCtxReset
-#undef cuDevicePrimaryCtxSetFlags
-#undef cuDeviceTotalMem
-#undef cuDeviceGetUuid
-#undef cuMemAlloc
-#undef cuMemFree
-#undef cuMemGetInfo
-#undef cuMemGetAddressRange
-#undef cuMemAllocHost
-#undef cuMemHostGetDevicePointer
-#undef cuMemHostRegister
-#undef cuMemcpyHtoD
-#undef cuMemcpyDtoH
-#undef cuMemcpyDtoD
-#undef cuMemcpyHtoDAsync
-#undef cuMemcpyDtoHAsync
-#undef cuMemcpyDtoDAsync
-#undef cuMemsetD8
-#undef cuMemsetD16
-#undef cuMemsetD32
-#undef cuModuleGetGlobal
-#undef cuLinkCreate
-#undef cuLinkAddData
-#undef cuLinkAddFile
+namespace nvl::api {
 
-using namespace nvl;
-using nvl::api::entry;
-using core::Sync;
+using core::Context;
+using core::Function;
 
 namespace {
-using DevPtr32 = unsigned int;  // CUdeviceptr of the first ABI
-}  // namespace
 
-// --------------------------------------------------------------- legacy names
+// cuCtxAttach's usage counts beyond the creator's: cuCtxDetach drops one,
+// and destroys the context when none is left.
+class AttachCounts {
+public:
+    void attach(Context* c) {
+        std::lock_guard lock(mutex_);
+        ++counts_[c];
+    }
+    // True when an attachment was dropped, false when none was left.
+    bool detach(Context* c) {
+        std::lock_guard lock(mutex_);
+        auto it = counts_.find(c);
+        if (it == counts_.end()) return false;
+        if (--it->second == 0) counts_.erase(it);
+        return true;
+    }
 
-NVL_EXPORT CUresult cuCtxCreate(CUcontext* pctx, unsigned int flags, CUdevice dev) {
-    return cuCtxCreate_v2(pctx, flags, dev);
+private:
+    std::mutex mutex_;
+    std::unordered_map<Context*, int> counts_;
+};
+AttachCounts& attachCounts() {
+    static auto* a = new AttachCounts();
+    return *a;
 }
 
-NVL_EXPORT CUresult cuCtxDestroy(CUcontext ctx) { return cuCtxDestroy_v2(ctx); }
-NVL_EXPORT CUresult cuCtxPopCurrent(CUcontext* pctx) { return cuCtxPopCurrent_v2(pctx); }
-NVL_EXPORT CUresult cuCtxPushCurrent(CUcontext ctx) { return cuCtxPushCurrent_v2(ctx); }
-NVL_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev) { return cuDevicePrimaryCtxRelease_v2(dev); }
-NVL_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev) { return cuDevicePrimaryCtxReset_v2(dev); }
-NVL_EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
-    return cuDevicePrimaryCtxSetFlags_v2(dev, flags);
-}
+// The largest parameter block a kernel may have (CUDA 12.1+, Volta and later).
+constexpr unsigned kMaxParamBytes = 32764;
 
-NVL_EXPORT CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
-    return entry("cuDeviceGetUuid", [&] { return api::deviceUuid(uuid, dev); }, "%p, %d",
-                 static_cast<void*>(uuid), dev);
-}
-
-NVL_EXPORT CUresult cuDeviceTotalMem(unsigned int* bytes, CUdevice dev) {
-    return entry("cuDeviceTotalMem", [&]() -> Status {
-        size_t total = 0;
-        CUresult r = cuDeviceTotalMem_v2(bytes ? &total : nullptr, dev);
-        if (r != CUDA_SUCCESS) return r;
-        *bytes = total > 0xffffffffull ? 0xffffffffu : static_cast<unsigned int>(total);
-        return kOk;
-    }, "%p, %d", static_cast<void*>(bytes), dev);
-}
-
-// The 32-bit device-pointer forms: libcuda answers them with
-// CUDA_ERROR_INVALID_CONTEXT for contexts made through the current API (seen
-// on the H200 for cuMemAlloc), and our device addresses never fit 32 bits.
-namespace {
-Status firstAbi() {
+// Writes 'n' bytes at 'offset' of the function's parameter block. Programs
+// set the parameters first and their size last (NVIDIA's samples do), so
+// any place inside the largest block is taken.
+Status setParam(CUfunction hfunc, int offset, const void* data, unsigned n) {
     NVL_TRY(core::Runtime::get().checkInit());
-    return CUDA_ERROR_INVALID_CONTEXT;
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(hfunc));
+    if (offset < 0 || static_cast<uint64_t>(offset) + n > kMaxParamBytes) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(f->legacyMutex);
+    std::vector<uint8_t>& p = f->legacy.params;
+    if (p.size() < static_cast<size_t>(offset) + n) p.resize(static_cast<size_t>(offset) + n, 0);
+    if (n) std::memcpy(p.data() + offset, data, n);
+    return kOk;
 }
+
+// cuLaunch / cuLaunchGrid(Async): the block shape, shared memory and
+// parameters set beforehand.
+Status launchLegacy(CUfunction hfunc, int gridWidth, int gridHeight, CUstream stream) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(hfunc));
+    if (gridWidth <= 0 || gridHeight <= 0) return CUDA_ERROR_INVALID_VALUE;
+    core::LaunchRequest r{};
+    std::vector<uint8_t> params;
+    {
+        std::lock_guard lock(f->legacyMutex);
+        for (int i = 0; i < 3; ++i) r.block[i] = f->legacy.block[i];
+        r.sharedMemBytes = f->legacy.sharedBytes;
+        params = f->legacy.params;
+        params.resize(f->legacy.paramBytes, 0);
+    }
+    r.grid[0] = static_cast<uint32_t>(gridWidth);
+    r.grid[1] = static_cast<uint32_t>(gridHeight);
+    r.grid[2] = 1;
+    size_t size = params.size();
+    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, params.data(), CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                     CU_LAUNCH_PARAM_END};
+    r.extra = extra;
+    return launchOn(stream, hfunc, r);
+}
+
 }  // namespace
 
-NVL_EXPORT CUresult cuMemAlloc(DevPtr32* dptr, unsigned int bytesize) {
-    return entry("cuMemAlloc", firstAbi, "%p, %u", static_cast<void*>(dptr), bytesize);
-}
-NVL_EXPORT CUresult cuMemFree(DevPtr32 dptr) { return entry("cuMemFree", firstAbi, "0x%x", dptr); }
-NVL_EXPORT CUresult cuMemGetInfo(unsigned int* free, unsigned int* total) {
-    return entry("cuMemGetInfo", firstAbi, "%p, %p", static_cast<void*>(free), static_cast<void*>(total));
-}
-NVL_EXPORT CUresult cuMemGetAddressRange(DevPtr32* pbase, unsigned int* psize, DevPtr32 dptr) {
-    return entry("cuMemGetAddressRange", firstAbi, "%p, %p, 0x%x", static_cast<void*>(pbase),
-                 static_cast<void*>(psize), dptr);
-}
-NVL_EXPORT CUresult cuMemHostGetDevicePointer(DevPtr32* pdptr, void* p, unsigned int Flags) {
-    return entry("cuMemHostGetDevicePointer", firstAbi, "%p, %p, %u", static_cast<void*>(pdptr), p, Flags);
-}
-NVL_EXPORT CUresult cuMemcpyHtoD(DevPtr32 dst, const void* src, unsigned int n) {
-    return entry("cuMemcpyHtoD", firstAbi, "0x%x, %p, %u", dst, src, n);
-}
-NVL_EXPORT CUresult cuMemcpyDtoH(void* dst, DevPtr32 src, unsigned int n) {
-    return entry("cuMemcpyDtoH", firstAbi, "%p, 0x%x, %u", dst, src, n);
-}
-NVL_EXPORT CUresult cuMemcpyDtoD(DevPtr32 dst, DevPtr32 src, unsigned int n) {
-    return entry("cuMemcpyDtoD", firstAbi, "0x%x, 0x%x, %u", dst, src, n);
-}
-NVL_EXPORT CUresult cuMemcpyHtoDAsync(DevPtr32 dst, const void* src, unsigned int n, CUstream s) {
-    return entry("cuMemcpyHtoDAsync", firstAbi, "0x%x, %p, %u, %p", dst, src, n, static_cast<void*>(s));
-}
-NVL_EXPORT CUresult cuMemcpyDtoHAsync(void* dst, DevPtr32 src, unsigned int n, CUstream s) {
-    return entry("cuMemcpyDtoHAsync", firstAbi, "%p, 0x%x, %u, %p", dst, src, n, static_cast<void*>(s));
-}
-NVL_EXPORT CUresult cuMemcpyDtoDAsync(DevPtr32 dst, DevPtr32 src, unsigned int n, CUstream s) {
-    return entry("cuMemcpyDtoDAsync", firstAbi, "0x%x, 0x%x, %u, %p", dst, src, n, static_cast<void*>(s));
-}
-NVL_EXPORT CUresult cuMemsetD8(DevPtr32 dst, unsigned char uc, unsigned int n) {
-    return entry("cuMemsetD8", firstAbi, "0x%x, %u, %u", dst, uc, n);
-}
-NVL_EXPORT CUresult cuMemsetD16(DevPtr32 dst, unsigned short us, unsigned int n) {
-    return entry("cuMemsetD16", firstAbi, "0x%x, %u, %u", dst, us, n);
-}
-NVL_EXPORT CUresult cuMemsetD32(DevPtr32 dst, unsigned int ui, unsigned int n) {
-    return entry("cuMemsetD32", firstAbi, "0x%x, %u, %u", dst, ui, n);
+Status ctxAttach(CUcontext* pctx, unsigned int flags) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    if (!pctx || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
+    attachCounts().attach(ctx);
+    *pctx = ctx->handle();
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuModuleGetGlobal(DevPtr32* dptr, unsigned int* bytes, CUmodule hmod, const char* name) {
-    return entry("cuModuleGetGlobal", firstAbi, "%p, %p, %p, %s", static_cast<void*>(dptr), static_cast<void*>(bytes),
-                 static_cast<void*>(hmod), name ? name : "(null)");
+Status ctxDetach(CUcontext ctx) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    Context* c = Context::fromHandle(ctx);
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!c->active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    if (attachCounts().detach(c)) return kOk;
+    return ctxDestroy(ctx);
 }
 
-NVL_EXPORT CUresult cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues,
-                                CUlinkState* stateOut) {
-    return cuLinkCreate_v2(numOptions, options, optionValues, stateOut);
-}
-NVL_EXPORT CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name,
-                                 unsigned int numOptions, CUjit_option* options, void** optionValues) {
-    return cuLinkAddData_v2(state, type, data, size, name, numOptions, options, optionValues);
-}
-NVL_EXPORT CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions,
-                                 CUjit_option* options, void** optionValues) {
-    return cuLinkAddFile_v2(state, type, path, numOptions, options, optionValues);
+Status funcSetBlockShape(CUfunction hfunc, int x, int y, int z) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(hfunc));
+    if (x <= 0 || y <= 0 || z <= 0) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(f->legacyMutex);
+    f->legacy.block[0] = static_cast<uint32_t>(x);
+    f->legacy.block[1] = static_cast<uint32_t>(y);
+    f->legacy.block[2] = static_cast<uint32_t>(z);
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuMemAllocHost(void** pp, unsigned int bytesize) { return cuMemAllocHost_v2(pp, bytesize); }
-
-NVL_EXPORT CUresult cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags) {
-    return cuMemHostRegister_v2(p, bytesize, Flags);
+Status funcSetSharedSize(CUfunction hfunc, unsigned int bytes) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(hfunc));
+    std::lock_guard lock(f->legacyMutex);
+    f->legacy.sharedBytes = bytes;
+    return kOk;
 }
 
-// ------------------------------------------- per-thread default stream forms
+Status paramSetSize(CUfunction hfunc, unsigned int numbytes) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    NVL_ASSIGN_OR_RETURN(Function * f, resolveFunction(hfunc));
+    if (numbytes > kMaxParamBytes) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(f->legacyMutex);
+    f->legacy.paramBytes = numbytes;
+    return kOk;
+}
 
-#define PT CU_STREAM_PER_THREAD
-#define D(x) static_cast<unsigned long long>(x)
+Status paramSeti(CUfunction hfunc, int offset, unsigned int value) { return setParam(hfunc, offset, &value, sizeof value); }
 
-NVL_EXPORT CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n) {
-    return entry("cuMemcpy_ptds", [&] { return api::memcpyAny(dst, src, n, PT, Sync::Blocking); }, "0x%llx, 0x%llx, %zu",
-                 D(dst), D(src), n);
+Status paramSetf(CUfunction hfunc, int offset, float value) { return setParam(hfunc, offset, &value, sizeof value); }
+
+Status paramSetv(CUfunction hfunc, int offset, void* ptr, unsigned int numbytes) {
+    if (!ptr && numbytes) {
+        NVL_TRY(core::Runtime::get().checkInit());
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    return setParam(hfunc, offset, ptr, numbytes);
 }
-NVL_EXPORT CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
-    return entry("cuMemcpyAsync_ptsz", [&] { return api::memcpyAny(dst, src, n, s ? s : PT, Sync::Async); },
-                 "0x%llx, 0x%llx, %zu", D(dst), D(src), n);
+
+Status launch(CUfunction f) { return launchLegacy(f, 1, 1, nullptr); }
+
+Status launchGrid(CUfunction f, int grid_width, int grid_height) {
+    return launchLegacy(f, grid_width, grid_height, nullptr);
 }
-NVL_EXPORT CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void* src, size_t n) {
-    return entry("cuMemcpyHtoD_v2_ptds", [&] { return api::memcpyHtoD(dst, src, n, PT, Sync::Blocking); }, "0x%llx, %p, %zu",
-                 D(dst), src, n);
+
+Status launchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) {
+    return launchLegacy(f, grid_width, grid_height, hStream);
 }
-NVL_EXPORT CUresult cuMemcpyDtoH_v2_ptds(void* dst, CUdeviceptr src, size_t n) {
-    return entry("cuMemcpyDtoH_v2_ptds", [&] { return api::memcpyDtoH(dst, src, n, PT, Sync::Blocking); }, "%p, 0x%llx, %zu",
-                 dst, D(src), n);
-}
-NVL_EXPORT CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n) {
-    return entry("cuMemcpyDtoD_v2_ptds", [&] { return api::memcpyDtoD(dst, src, n, PT, Sync::Blocking); },
-                 "0x%llx, 0x%llx, %zu", D(dst), D(src), n);
-}
-NVL_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void* src, size_t n, CUstream s) {
-    return entry("cuMemcpyHtoDAsync_v2_ptsz", [&] { return api::memcpyHtoD(dst, src, n, s ? s : PT, Sync::Async); },
-                 "0x%llx, %p, %zu", D(dst), src, n);
-}
-NVL_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void* dst, CUdeviceptr src, size_t n, CUstream s) {
-    return entry("cuMemcpyDtoHAsync_v2_ptsz", [&] { return api::memcpyDtoH(dst, src, n, s ? s : PT, Sync::Async); },
-                 "%p, 0x%llx, %zu", dst, D(src), n);
-}
-NVL_EXPORT CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
-    return entry("cuMemcpyDtoDAsync_v2_ptsz", [&] { return api::memcpyDtoD(dst, src, n, s ? s : PT, Sync::Async); },
-                 "0x%llx, 0x%llx, %zu", D(dst), D(src), n);
-}
-NVL_EXPORT CUresult cuMemsetD8_v2_ptds(CUdeviceptr dst, unsigned char uc, size_t n) {
-    return entry("cuMemsetD8_v2_ptds", [&] { return api::memset(dst, uc, 1, n, PT, Sync::Blocking); }, "0x%llx, %u, %zu",
-                 D(dst), uc, n);
-}
-NVL_EXPORT CUresult cuMemsetD16_v2_ptds(CUdeviceptr dst, unsigned short us, size_t n) {
-    return entry("cuMemsetD16_v2_ptds", [&] { return api::memset(dst, us, 2, n, PT, Sync::Blocking); }, "0x%llx, %u, %zu",
-                 D(dst), us, n);
-}
-NVL_EXPORT CUresult cuMemsetD32_v2_ptds(CUdeviceptr dst, unsigned int ui, size_t n) {
-    return entry("cuMemsetD32_v2_ptds", [&] { return api::memset(dst, ui, 4, n, PT, Sync::Blocking); }, "0x%llx, %u, %zu",
-                 D(dst), ui, n);
-}
-NVL_EXPORT CUresult cuMemsetD8Async_ptsz(CUdeviceptr dst, unsigned char uc, size_t n, CUstream s) {
-    return entry("cuMemsetD8Async_ptsz", [&] { return api::memset(dst, uc, 1, n, s ? s : PT, Sync::Async); },
-                 "0x%llx, %u, %zu", D(dst), uc, n);
-}
-NVL_EXPORT CUresult cuMemsetD16Async_ptsz(CUdeviceptr dst, unsigned short us, size_t n, CUstream s) {
-    return entry("cuMemsetD16Async_ptsz", [&] { return api::memset(dst, us, 2, n, s ? s : PT, Sync::Async); },
-                 "0x%llx, %u, %zu", D(dst), us, n);
-}
-NVL_EXPORT CUresult cuMemsetD32Async_ptsz(CUdeviceptr dst, unsigned int ui, size_t n, CUstream s) {
-    return entry("cuMemsetD32Async_ptsz", [&] { return api::memset(dst, ui, 4, n, s ? s : PT, Sync::Async); },
-                 "0x%llx, %u, %zu", D(dst), ui, n);
-}
+
+}  // namespace nvl::api

@@ -2,13 +2,15 @@
 #include <cstdint>
 
 #include "api/entry.h"
+#include "api/entry_impls.h"
 #include "core/context.h"
 #include "core/device.h"
+#include "core/mem_pool.h"
 #include "core/memory.h"
 #include "core/runtime.h"
 
-using namespace nvl;
-using nvl::api::entry;
+namespace nvl::api {
+
 using core::AddressMap;
 using core::AllocationInfo;
 using core::Context;
@@ -37,122 +39,104 @@ Status hostAlloc(void** pp, size_t bytesize, unsigned flags) {
 
 }  // namespace
 
-NVL_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
-    return entry("cuMemAlloc_v2", [&]() -> Status {
-        NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
-        if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
-        NVL_ASSIGN_OR_RETURN(core::DeviceHeap::Block b, ctx->heap().alloc(bytesize));
-        AddressMap::get().insert({b.va, bytesize, MemoryKind::Device, ctx, 0, b.cpuVisible});
-        *dptr = b.va;
-        return kOk;
-    }, "%p, %zu", static_cast<void*>(dptr), bytesize);
+Status memAlloc(CUdeviceptr* dptr, size_t bytesize) {
+    NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
+    if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(core::DeviceHeap::Block b, ctx->heap().alloc(bytesize));
+    AddressMap::get().insert({b.va, bytesize, MemoryKind::Device, ctx, 0, b.cpuVisible});
+    *dptr = b.va;
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
-    return entry("cuMemFree_v2", [&]() -> Status {
-        NVL_TRY(core::checkCurrentIfAny());
-        if (dptr == 0) return kOk;
-        // Memory of a context being destroyed goes with it.
-        auto a = AddressMap::get().findInUse(dptr);
-        if (!a || a->base != dptr || a->kind != MemoryKind::Device) return CUDA_ERROR_INVALID_VALUE;
-        Context* owner = a->context;
-        // Work still in flight may use it: the memory is reused at once.
-        NVL_TRY(owner->noted(owner->synchronize()));
-        if (!AddressMap::get().remove(dptr)) return CUDA_ERROR_INVALID_VALUE;
-        owner->heap().free(dptr);
-        return kOk;
-    }, "0x%llx", static_cast<unsigned long long>(dptr));
+Status memFree(CUdeviceptr dptr) {
+    NVL_TRY(core::checkCurrentIfAny());
+    if (dptr == 0) return kOk;
+    // Memory of a context being destroyed goes with it.
+    auto a = AddressMap::get().findInUse(dptr);
+    if (!a || a->base != dptr || a->kind != MemoryKind::Device) return CUDA_ERROR_INVALID_VALUE;
+    if (a->pool) return core::MemPools::get().free(dptr, a->pool);  // a stream-ordered allocation
+    Context* owner = a->context;
+    // Work still in flight may use it: the memory is reused at once.
+    NVL_TRY(owner->noted(owner->synchronize()));
+    if (!AddressMap::get().remove(dptr)) return CUDA_ERROR_INVALID_VALUE;
+    owner->heap().free(dptr);
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
-    return entry("cuMemGetInfo_v2", [&]() -> Status {
-        NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
-        return ctx->device().memoryInfo(free, total);
-    }, "%p, %p", static_cast<void*>(free), static_cast<void*>(total));
+Status memGetInfo(size_t* free, size_t* total) {
+    NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
+    return ctx->device().memoryInfo(free, total);
 }
 
-NVL_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr) {
-    return entry("cuMemGetAddressRange_v2", [&]() -> Status {
-        NVL_TRY(core::requireCurrent().status());
-        auto a = AddressMap::get().find(dptr);
-        if (!a) return CUDA_ERROR_NOT_FOUND;
-        if (pbase) *pbase = a->base;
-        if (psize) *psize = a->size;
-        return kOk;
-    }, "%p, %p, 0x%llx", static_cast<void*>(pbase), static_cast<void*>(psize), static_cast<unsigned long long>(dptr));
+Status memGetAddressRange(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr) {
+    NVL_TRY(core::requireCurrent().status());
+    auto a = AddressMap::get().find(dptr);
+    if (!a) return CUDA_ERROR_NOT_FOUND;
+    if (pbase) *pbase = a->base;
+    if (psize) *psize = a->size;
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuMemAllocHost_v2(void** pp, size_t bytesize) {
-    return entry("cuMemAllocHost_v2", [&] { return hostAlloc(pp, bytesize, 0); }, "%p, %zu",
-                 static_cast<void*>(pp), bytesize);
+Status memAllocHost(void** pp, size_t bytesize) { return hostAlloc(pp, bytesize, 0); }
+
+Status memHostAlloc(void** pp, size_t bytesize, unsigned int Flags) { return hostAlloc(pp, bytesize, Flags); }
+
+Status memFreeHost(void* p) {
+    NVL_TRY(core::checkCurrentIfAny());
+    if (!p) return kOk;
+    auto a = AddressMap::get().findInUse(addr(p));
+    if (!a || a->base != addr(p) || a->kind != MemoryKind::HostAllocated) return CUDA_ERROR_INVALID_VALUE;
+    Context* owner = a->context;
+    NVL_TRY(owner->noted(owner->synchronize()));
+    if (!AddressMap::get().remove(addr(p))) return CUDA_ERROR_INVALID_VALUE;
+    owner->host().free(p);
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) {
-    return entry("cuMemHostAlloc", [&] { return hostAlloc(pp, bytesize, Flags); }, "%p, %zu, %u",
-                 static_cast<void*>(pp), bytesize, Flags);
+Status memHostGetDevicePointer(CUdeviceptr* pdptr, void* p, unsigned int Flags) {
+    NVL_TRY(core::requireCurrent().status());
+    if (!pdptr || !p || Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    auto a = AddressMap::get().find(addr(p));
+    if (!a || a->kind == MemoryKind::Device) return CUDA_ERROR_INVALID_VALUE;
+    // Unified addressing: the GPU sees pinned host memory at its own address.
+    *pdptr = addr(p);
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuMemFreeHost(void* p) {
-    return entry("cuMemFreeHost", [&]() -> Status {
-        NVL_TRY(core::checkCurrentIfAny());
-        if (!p) return kOk;
-        auto a = AddressMap::get().findInUse(addr(p));
-        if (!a || a->base != addr(p) || a->kind != MemoryKind::HostAllocated) return CUDA_ERROR_INVALID_VALUE;
-        Context* owner = a->context;
-        NVL_TRY(owner->noted(owner->synchronize()));
-        if (!AddressMap::get().remove(addr(p))) return CUDA_ERROR_INVALID_VALUE;
-        owner->host().free(p);
-        return kOk;
-    }, "%p", p);
+Status memHostGetFlags(unsigned int* pFlags, void* p) {
+    NVL_TRY(core::requireCurrent().status());
+    if (!pFlags || !p) return CUDA_ERROR_INVALID_VALUE;
+    auto a = AddressMap::get().find(addr(p));
+    if (!a || a->kind != MemoryKind::HostAllocated) return CUDA_ERROR_INVALID_VALUE;
+    *pFlags = a->flags;
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* pdptr, void* p, unsigned int Flags) {
-    return entry("cuMemHostGetDevicePointer_v2", [&]() -> Status {
-        NVL_TRY(core::requireCurrent().status());
-        if (!pdptr || !p || Flags != 0) return CUDA_ERROR_INVALID_VALUE;
-        auto a = AddressMap::get().find(addr(p));
-        if (!a || a->kind == MemoryKind::Device) return CUDA_ERROR_INVALID_VALUE;
-        // Unified addressing: the GPU sees pinned host memory at its own address.
-        *pdptr = addr(p);
-        return kOk;
-    }, "%p, %p, %u", static_cast<void*>(pdptr), p, Flags);
+Status memHostRegister(void* p, size_t bytesize, unsigned int Flags) {
+    NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
+    if (!p || bytesize == 0 || (Flags & ~kHostRegisterFlags)) return CUDA_ERROR_INVALID_VALUE;
+    if (addr(p) + bytesize < addr(p)) return CUDA_ERROR_INVALID_VALUE;
+    if (Flags & CU_MEMHOSTREGISTER_IOMEMORY) return CUDA_ERROR_NOT_SUPPORTED;
+    if (AddressMap::get().overlaps(addr(p), bytesize)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    NVL_TRY(ctx->host().registerRange(p, bytesize));
+    AddressMap::get().insert({addr(p), bytesize, MemoryKind::HostRegistered, ctx, Flags});
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuMemHostGetFlags(unsigned int* pFlags, void* p) {
-    return entry("cuMemHostGetFlags", [&]() -> Status {
-        NVL_TRY(core::requireCurrent().status());
-        if (!pFlags || !p) return CUDA_ERROR_INVALID_VALUE;
-        auto a = AddressMap::get().find(addr(p));
-        if (!a || a->kind != MemoryKind::HostAllocated) return CUDA_ERROR_INVALID_VALUE;
-        *pFlags = a->flags;
-        return kOk;
-    }, "%p, %p", static_cast<void*>(pFlags), p);
+Status memHostUnregister(void* p) {
+    NVL_TRY(core::requireCurrent().status());
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    auto a = AddressMap::get().findInUse(addr(p));
+    if (!a || a->kind != MemoryKind::HostRegistered) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    if (a->base != addr(p)) return CUDA_ERROR_INVALID_VALUE;  // inside a registration, not its start
+    Context* owner = a->context;
+    NVL_TRY(owner->noted(owner->synchronize()));
+    if (!AddressMap::get().remove(addr(p))) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    owner->host().unregisterRange(p);
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuMemHostRegister_v2(void* p, size_t bytesize, unsigned int Flags) {
-    return entry("cuMemHostRegister_v2", [&]() -> Status {
-        NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
-        if (!p || bytesize == 0 || (Flags & ~kHostRegisterFlags)) return CUDA_ERROR_INVALID_VALUE;
-        if (addr(p) + bytesize < addr(p)) return CUDA_ERROR_INVALID_VALUE;
-        if (Flags & CU_MEMHOSTREGISTER_IOMEMORY) return CUDA_ERROR_NOT_SUPPORTED;
-        if (AddressMap::get().overlaps(addr(p), bytesize)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
-        NVL_TRY(ctx->host().registerRange(p, bytesize));
-        AddressMap::get().insert({addr(p), bytesize, MemoryKind::HostRegistered, ctx, Flags});
-        return kOk;
-    }, "%p, %zu, %u", p, bytesize, Flags);
-}
+// The first ABI's 32-bit size.
+Status memAllocHostV1(void** pp, unsigned int bytesize) { return hostAlloc(pp, bytesize, 0); }
 
-NVL_EXPORT CUresult cuMemHostUnregister(void* p) {
-    return entry("cuMemHostUnregister", [&]() -> Status {
-        NVL_TRY(core::requireCurrent().status());
-        if (!p) return CUDA_ERROR_INVALID_VALUE;
-        auto a = AddressMap::get().findInUse(addr(p));
-        if (!a || a->kind != MemoryKind::HostRegistered) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
-        if (a->base != addr(p)) return CUDA_ERROR_INVALID_VALUE;  // inside a registration, not its start
-        Context* owner = a->context;
-        NVL_TRY(owner->noted(owner->synchronize()));
-        if (!AddressMap::get().remove(addr(p))) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
-        owner->host().unregisterRange(p);
-        return kOk;
-    }, "%p", p);
-}
+}  // namespace nvl::api

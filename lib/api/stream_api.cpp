@@ -6,18 +6,18 @@
 
 #include "api/api_internal.h"
 #include "api/entry.h"
+#include "api/entry_impls.h"
 #include "core/context.h"
+#include "core/device.h"
 #include "core/event.h"
+#include "core/handle_registry.h"
+#include "core/host_func.h"
+#include "core/mem_pool.h"
 #include "core/runtime.h"
 #include "core/stream.h"
 
-// The old names (libcuda still exports them) next to the _v2 ones.
-#undef cuStreamDestroy
-#undef cuEventDestroy
-#undef cuEventElapsedTime
+namespace nvl::api {
 
-using namespace nvl;
-using nvl::api::entry;
 using core::Context;
 using core::Event;
 using core::Stream;
@@ -77,231 +77,229 @@ Status createStream(CUstream* ph, unsigned flags, int priority) {
     return kOk;
 }
 
-// 'perThread': a NULL handle means the calling thread's default stream (the
-// _ptsz entry points).
-Status streamQuery(CUstream h, bool perThread = false) {
-    NVL_ASSIGN_OR_RETURN(Stream * st, api::resolveStream(h));
-    const bool own = h == CU_STREAM_PER_THREAD || (perThread && h == nullptr);
-    return st->context().noted(st->query(!own));
-}
+// Whether a handle names the calling thread's default stream, whose own
+// work is all a query or synchronisation covers (the legacy stream's also
+// covers the blocking streams).
+bool threadDefault(CUstream h) { return h == CU_STREAM_PER_THREAD || (h == nullptr && perThreadDefaultStream()); }
 
-Status streamSynchronize(CUstream h, bool perThread = false) {
-    NVL_ASSIGN_OR_RETURN(Stream * st, api::resolveStream(h));
-    const bool own = h == CU_STREAM_PER_THREAD || (perThread && h == nullptr);
-    return st->context().noted(st->synchronize(!own));
-}
-
-Status streamWaitEvent(CUstream h, CUevent ev, unsigned flags) {
-    NVL_ASSIGN_OR_RETURN(Stream * st, api::resolveStream(h));
-    NVL_ASSIGN_OR_RETURN(Event * e, eventFor(ev));
-    if (flags & ~static_cast<unsigned>(CU_EVENT_WAIT_EXTERNAL)) return CUDA_ERROR_INVALID_VALUE;
-    // External waits belong to stream capture, which nvlite does not do (libcuda: illegal state).
-    if (flags & CU_EVENT_WAIT_EXTERNAL) return CUDA_ERROR_ILLEGAL_STATE;
-    // An event of another context: its semaphore is not the stream's
-    // context's to acquire (that context may fault or go away, or sit on
-    // another GPU), so the host waits for it instead.
-    if (&e->context() != &st->context()) return e->context().noted(e->synchronize());
-    return st->context().noted(st->waitFor(e->point()));
-}
-
-Status streamGetPriority(CUstream h, int* priority) {
-    NVL_ASSIGN_OR_RETURN(Stream * st, api::resolveStream(h));
-    if (!priority) return CUDA_ERROR_INVALID_VALUE;
-    *priority = st->priority();
-    return kOk;
-}
-
-Status streamGetFlags(CUstream h, unsigned* flags) {
-    NVL_ASSIGN_OR_RETURN(Stream * st, api::resolveStream(h));
-    if (!flags) return CUDA_ERROR_INVALID_VALUE;
-    *flags = st->flags();
-    return kOk;
-}
-
-Status streamGetCtx(CUstream h, CUcontext* pctx) {
-    NVL_ASSIGN_OR_RETURN(Stream * st, api::resolveStream(h));
-    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
-    *pctx = st->context().handle();
-    return kOk;
-}
-
-Status eventRecord(CUevent ev, CUstream h, unsigned flags) {
+Status record(CUevent ev, CUstream h, unsigned flags) {
     NVL_ASSIGN_OR_RETURN(Event * e, eventFor(ev));
     if (flags & ~static_cast<unsigned>(CU_EVENT_RECORD_EXTERNAL)) return CUDA_ERROR_INVALID_VALUE;
     if (flags & CU_EVENT_RECORD_EXTERNAL) return CUDA_ERROR_ILLEGAL_STATE;  // capture only (libcuda)
     // NULL is the current context's legacy stream: an event of another
     // context does not go there.
-    NVL_ASSIGN_OR_RETURN(Stream * st, api::resolveStream(h));
+    NVL_ASSIGN_OR_RETURN(Stream * st, resolveStream(h));
     if (&st->context() != &e->context()) return CUDA_ERROR_INVALID_HANDLE;
     return e->context().noted(e->record(*st));
 }
-
-#define PTR(p) static_cast<const void*>(p)
 
 }  // namespace
 
 // ------------------------------------------------------------------ streams
 
-NVL_EXPORT CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
-    return entry("cuCtxGetStreamPriorityRange", [&]() -> Status {
-        NVL_TRY(core::requireCurrent().status());
-        if (leastPriority) *leastPriority = kLeastPriority;
-        if (greatestPriority) *greatestPriority = kGreatestPriority;
-        return kOk;
-    }, "%p, %p", PTR(leastPriority), PTR(greatestPriority));
+Status ctxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
+    NVL_TRY(core::requireCurrent().status());
+    if (leastPriority) *leastPriority = kLeastPriority;
+    if (greatestPriority) *greatestPriority = kGreatestPriority;
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuStreamCreate(CUstream* phStream, unsigned int Flags) {
-    return entry("cuStreamCreate", [&] { return createStream(phStream, Flags, kLeastPriority); }, "%p, %u",
-                 PTR(phStream), Flags);
+Status streamCreate(CUstream* phStream, unsigned int Flags) { return createStream(phStream, Flags, kLeastPriority); }
+
+Status streamCreateWithPriority(CUstream* phStream, unsigned int flags, int priority) {
+    return createStream(phStream, flags, priority);
 }
 
-NVL_EXPORT CUresult cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags, int priority) {
-    return entry("cuStreamCreateWithPriority", [&] { return createStream(phStream, flags, priority); }, "%p, %u, %d",
-                 PTR(phStream), flags, priority);
+Status streamDestroy(CUstream hStream) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    // Not found, of a context being destroyed, or destroyed by another
+    // thread meanwhile: CUDA_ERROR_INVALID_HANDLE.
+    Stream* st = Stream::fromHandle(hStream);
+    if (!st || !core::CallScope::use(st->context()) || !st->context().destroyStream(st))
+        return CUDA_ERROR_INVALID_HANDLE;
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream) {
-    return entry("cuStreamDestroy_v2", [&]() -> Status {
-        NVL_TRY(core::Runtime::get().checkInit());
-        // Not found, of a context being destroyed, or destroyed by another
-        // thread meanwhile: CUDA_ERROR_INVALID_HANDLE.
-        Stream* st = Stream::fromHandle(hStream);
-        if (!st || !core::CallScope::use(st->context()) || !st->context().destroyStream(st))
-            return CUDA_ERROR_INVALID_HANDLE;
-        return kOk;
-    }, "%p", PTR(hStream));
+Status streamQuery(CUstream hStream) {
+    NVL_ASSIGN_OR_RETURN(Stream * st, resolveStream(hStream));
+    return st->context().noted(st->query(!threadDefault(hStream)));
 }
 
-NVL_EXPORT CUresult cuStreamDestroy(CUstream hStream) { return cuStreamDestroy_v2(hStream); }
-
-NVL_EXPORT CUresult cuStreamQuery(CUstream hStream) {
-    return entry("cuStreamQuery", [&] { return streamQuery(hStream); }, "%p", PTR(hStream));
-}
-NVL_EXPORT CUresult cuStreamQuery_ptsz(CUstream hStream) {
-    return entry("cuStreamQuery_ptsz", [&] { return streamQuery(hStream, true); }, "%p", PTR(hStream));
+Status synchronized(Context& ctx, Status s) {
+    if (s.ok()) core::MemPools::get().afterSynchronize(ctx.device());
+    return s;
 }
 
-NVL_EXPORT CUresult cuStreamSynchronize(CUstream hStream) {
-    return entry("cuStreamSynchronize", [&] { return streamSynchronize(hStream); }, "%p", PTR(hStream));
-}
-NVL_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream hStream) {
-    return entry("cuStreamSynchronize_ptsz", [&] { return streamSynchronize(hStream, true); }, "%p", PTR(hStream));
+Status streamSynchronize(CUstream hStream) {
+    NVL_ASSIGN_OR_RETURN(Stream * st, resolveStream(hStream));
+    return synchronized(st->context(), st->context().noted(st->synchronize(!threadDefault(hStream))));
 }
 
-NVL_EXPORT CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
-    return entry("cuStreamWaitEvent", [&] { return streamWaitEvent(hStream, hEvent, Flags); }, "%p, %p, %u",
-                 PTR(hStream), PTR(hEvent), Flags);
-}
-NVL_EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags) {
-    return entry("cuStreamWaitEvent_ptsz", [&] { return streamWaitEvent(hStream, hEvent, Flags); }, "%p, %p, %u",
-                 PTR(hStream), PTR(hEvent), Flags);
-}
-
-NVL_EXPORT CUresult cuStreamGetPriority(CUstream hStream, int* priority) {
-    return entry("cuStreamGetPriority", [&] { return streamGetPriority(hStream, priority); }, "%p, %p", PTR(hStream),
-                 PTR(priority));
-}
-NVL_EXPORT CUresult cuStreamGetPriority_ptsz(CUstream hStream, int* priority) {
-    return entry("cuStreamGetPriority_ptsz", [&] { return streamGetPriority(hStream, priority); }, "%p, %p",
-                 PTR(hStream), PTR(priority));
+Status streamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
+    NVL_ASSIGN_OR_RETURN(Stream * st, resolveStream(hStream));
+    NVL_ASSIGN_OR_RETURN(Event * e, eventFor(hEvent));
+    if (Flags & ~static_cast<unsigned>(CU_EVENT_WAIT_EXTERNAL)) return CUDA_ERROR_INVALID_VALUE;
+    // External waits belong to stream capture, which nvlite does not do (libcuda: illegal state).
+    if (Flags & CU_EVENT_WAIT_EXTERNAL) return CUDA_ERROR_ILLEGAL_STATE;
+    // An event of another context: its semaphore is not the stream's
+    // context's to acquire (that context may fault or go away, or sit on
+    // another GPU), so the host waits for it instead.
+    if (&e->context() != &st->context()) return e->context().noted(e->synchronize());
+    NVL_TRY(st->context().noted(st->waitFor(e->point())));
+    st->learn(e->known());  // what the event followed, the stream now follows (stream-ordered reuse)
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuStreamGetFlags(CUstream hStream, unsigned int* flags) {
-    return entry("cuStreamGetFlags", [&] { return streamGetFlags(hStream, flags); }, "%p, %p", PTR(hStream),
-                 PTR(flags));
-}
-NVL_EXPORT CUresult cuStreamGetFlags_ptsz(CUstream hStream, unsigned int* flags) {
-    return entry("cuStreamGetFlags_ptsz", [&] { return streamGetFlags(hStream, flags); }, "%p, %p", PTR(hStream),
-                 PTR(flags));
+Status streamGetPriority(CUstream hStream, int* priority) {
+    NVL_ASSIGN_OR_RETURN(Stream * st, resolveStream(hStream));
+    if (!priority) return CUDA_ERROR_INVALID_VALUE;
+    *priority = st->priority();
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx) {
-    return entry("cuStreamGetCtx", [&] { return streamGetCtx(hStream, pctx); }, "%p, %p", PTR(hStream), PTR(pctx));
+Status streamGetFlags(CUstream hStream, unsigned int* flags) {
+    NVL_ASSIGN_OR_RETURN(Stream * st, resolveStream(hStream));
+    if (!flags) return CUDA_ERROR_INVALID_VALUE;
+    *flags = st->flags();
+    return kOk;
 }
-NVL_EXPORT CUresult cuStreamGetCtx_ptsz(CUstream hStream, CUcontext* pctx) {
-    return entry("cuStreamGetCtx_ptsz", [&] { return streamGetCtx(hStream, pctx); }, "%p, %p", PTR(hStream),
-                 PTR(pctx));
+
+Status streamGetCtx(CUstream hStream, CUcontext* pctx) {
+    NVL_ASSIGN_OR_RETURN(Stream * st, resolveStream(hStream));
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    *pctx = st->context().handle();
+    return kOk;
+}
+
+// nvlite has no green contexts: the stream's context, and no green one.
+Status streamGetCtxV2(CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx) {
+    NVL_ASSIGN_OR_RETURN(Stream * st, resolveStream(hStream));
+    if (!pCtx || !pGreenCtx) return CUDA_ERROR_INVALID_VALUE;
+    *pCtx = st->context().handle();
+    *pGreenCtx = nullptr;
+    return kOk;
+}
+
+// CU_STREAM_PER_THREAD is served by the legacy stream (README): one id.
+Status streamGetId(CUstream hStream, unsigned long long* streamId) {
+    NVL_ASSIGN_OR_RETURN(Stream * st, resolveStream(hStream));
+    if (!streamId) return CUDA_ERROR_INVALID_VALUE;
+    *streamId = st->id();
+    return kOk;
+}
+
+Status streamGetDevice(CUstream hStream, CUdevice* device) {
+    NVL_ASSIGN_OR_RETURN(Stream * st, resolveStream(hStream));
+    if (!device) return CUDA_ERROR_INVALID_VALUE;
+    *device = st->context().device().ordinal();
+    return kOk;
+}
+
+// Stream capture is not something nvlite does (cuStreamBeginCapture is not
+// provided): every stream answers "not capturing", and the other results
+// are left alone, as libcuda leaves them when the status is not ACTIVE.
+Status streamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
+    NVL_TRY(resolveStream(hStream).status());
+    if (!captureStatus) return CUDA_ERROR_INVALID_VALUE;
+    *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;
+    return kOk;
+}
+
+Status streamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out) {
+    (void)id_out;
+    return streamIsCapturing(hStream, captureStatus_out);
+}
+
+Status streamGetCaptureInfoV2(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
+                              CUgraph* graph_out, const CUgraphNode** dependencies_out, size_t* numDependencies_out) {
+    (void)graph_out, (void)dependencies_out, (void)numDependencies_out;
+    return streamGetCaptureInfo(hStream, captureStatus_out, id_out);
+}
+
+Status streamGetCaptureInfoV3(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
+                              CUgraph* graph_out, const CUgraphNode** dependencies_out,
+                              const CUgraphEdgeData** edgeData_out, size_t* numDependencies_out) {
+    if (edgeData_out && !dependencies_out) return CUDA_ERROR_INVALID_VALUE;
+    return streamGetCaptureInfoV2(hStream, captureStatus_out, id_out, graph_out, dependencies_out,
+                                  numDependencies_out);
+}
+
+// ------------------------------------------------------------------ host functions
+
+Status launchHostFunc(CUstream hStream, CUhostFn fn, void* userData) {
+    NVL_ASSIGN_OR_RETURN(Stream * st, resolveStream(hStream));
+    if (!fn) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(core::HostFunctions * hf, st->context().hostFunctions());
+    core::HostFunctions::Call call;
+    call.function = fn;
+    call.userData = userData;
+    return st->context().noted(hf->enqueue(*st, call));
+}
+
+Status streamAddCallback(CUstream hStream, CUstreamCallback callback, void* userData, unsigned int flags) {
+    NVL_ASSIGN_OR_RETURN(Stream * st, resolveStream(hStream));
+    if (!callback || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(core::HostFunctions * hf, st->context().hostFunctions());
+    core::HostFunctions::Call call;
+    call.callback = callback;
+    call.stream = hStream;
+    call.userData = userData;
+    return st->context().noted(hf->enqueue(*st, call));
 }
 
 // ------------------------------------------------------------------ events
 
-NVL_EXPORT CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) {
-    return entry("cuEventCreate", [&]() -> Status {
-        NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
-        if (!phEvent) return CUDA_ERROR_INVALID_VALUE;
-        constexpr unsigned kKnown = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
-        if (Flags & ~kKnown) return CUDA_ERROR_INVALID_VALUE;
-        // An interprocess event must not be timed.
-        if ((Flags & CU_EVENT_INTERPROCESS) && !(Flags & CU_EVENT_DISABLE_TIMING)) return CUDA_ERROR_INVALID_VALUE;
-        NVL_ASSIGN_OR_RETURN(Event * e, Event::create(*ctx, Flags));
-        *phEvent = reinterpret_cast<CUevent>(e);
-        return kOk;
-    }, "%p, %u", PTR(phEvent), Flags);
+Status eventCreate(CUevent* phEvent, unsigned int Flags) {
+    NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
+    if (!phEvent) return CUDA_ERROR_INVALID_VALUE;
+    constexpr unsigned kKnown = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
+    if (Flags & ~kKnown) return CUDA_ERROR_INVALID_VALUE;
+    // An interprocess event must not be timed.
+    if ((Flags & CU_EVENT_INTERPROCESS) && !(Flags & CU_EVENT_DISABLE_TIMING)) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(Event * e, Event::create(*ctx, Flags));
+    *phEvent = reinterpret_cast<CUevent>(e);
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream) {
-    return entry("cuEventRecord", [&] { return eventRecord(hEvent, hStream, 0); }, "%p, %p", PTR(hEvent), PTR(hStream));
-}
-NVL_EXPORT CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream) {
-    return entry("cuEventRecord_ptsz", [&] { return eventRecord(hEvent, hStream, 0); }, "%p, %p", PTR(hEvent),
-                 PTR(hStream));
+Status eventRecord(CUevent hEvent, CUstream hStream) { return record(hEvent, hStream, 0); }
+
+Status eventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) {
+    return record(hEvent, hStream, flags);
 }
 
-NVL_EXPORT CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) {
-    return entry("cuEventRecordWithFlags", [&] { return eventRecord(hEvent, hStream, flags); }, "%p, %p, %u",
-                 PTR(hEvent), PTR(hStream), flags);
-}
-NVL_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags) {
-    return entry("cuEventRecordWithFlags_ptsz", [&] { return eventRecord(hEvent, hStream, flags); }, "%p, %p, %u",
-                 PTR(hEvent), PTR(hStream), flags);
+Status eventQuery(CUevent hEvent) {
+    NVL_ASSIGN_OR_RETURN(Event * e, eventFor(hEvent));
+    return e->context().noted(e->query());
 }
 
-NVL_EXPORT CUresult cuEventQuery(CUevent hEvent) {
-    return entry("cuEventQuery", [&]() -> Status {
-        NVL_ASSIGN_OR_RETURN(Event * e, eventFor(hEvent));
-        return e->context().noted(e->query());
-    }, "%p", PTR(hEvent));
+Status eventSynchronize(CUevent hEvent) {
+    NVL_ASSIGN_OR_RETURN(Event * e, eventFor(hEvent));
+    return synchronized(e->context(), e->context().noted(e->synchronize()));
 }
 
-NVL_EXPORT CUresult cuEventSynchronize(CUevent hEvent) {
-    return entry("cuEventSynchronize", [&]() -> Status {
-        NVL_ASSIGN_OR_RETURN(Event * e, eventFor(hEvent));
-        return e->context().noted(e->synchronize());
-    }, "%p", PTR(hEvent));
+Status eventDestroy(CUevent hEvent) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    Event* e = Event::fromHandle(hEvent);
+    if (!e)
+        return hEvent && destroyedEvents().contains(hEvent) ? CUDA_ERROR_CONTEXT_IS_DESTROYED
+                                                            : CUDA_ERROR_INVALID_HANDLE;
+    // Of a context being destroyed: gone with it.
+    if (!core::CallScope::use(e->context())) return CUDA_ERROR_INVALID_HANDLE;
+    // Destroyed by another thread meanwhile: as libcuda answers a destroyed event.
+    if (!Event::destroy(e)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    destroyedEvents().add(hEvent);
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuEventDestroy_v2(CUevent hEvent) {
-    return entry("cuEventDestroy_v2", [&]() -> Status {
-        NVL_TRY(core::Runtime::get().checkInit());
-        Event* e = Event::fromHandle(hEvent);
-        if (!e)
-            return hEvent && destroyedEvents().contains(hEvent) ? CUDA_ERROR_CONTEXT_IS_DESTROYED
-                                                                : CUDA_ERROR_INVALID_HANDLE;
-        // Of a context being destroyed: gone with it.
-        if (!core::CallScope::use(e->context())) return CUDA_ERROR_INVALID_HANDLE;
-        // Destroyed by another thread meanwhile: as libcuda answers a destroyed event.
-        if (!Event::destroy(e)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
-        destroyedEvents().add(hEvent);
-        return kOk;
-    }, "%p", PTR(hEvent));
+Status eventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent hEnd) {
+    NVL_TRY(core::Runtime::get().checkInit());
+    // libcuda answers a missing result pointer with CUDA_ERROR_INVALID_HANDLE.
+    if (!pMilliseconds) return CUDA_ERROR_INVALID_HANDLE;
+    NVL_ASSIGN_OR_RETURN(Event * a, eventFor(hStart));
+    NVL_ASSIGN_OR_RETURN(Event * b, eventFor(hEnd));
+    if (&a->context() != &b->context()) return CUDA_ERROR_INVALID_HANDLE;
+    NVL_ASSIGN_OR_RETURN(*pMilliseconds, Event::elapsedMs(*a, *b));
+    return kOk;
 }
 
-NVL_EXPORT CUresult cuEventDestroy(CUevent hEvent) { return cuEventDestroy_v2(hEvent); }
-
-NVL_EXPORT CUresult cuEventElapsedTime_v2(float* pMilliseconds, CUevent hStart, CUevent hEnd) {
-    return entry("cuEventElapsedTime_v2", [&]() -> Status {
-        NVL_TRY(core::Runtime::get().checkInit());
-        // libcuda answers a missing result pointer with CUDA_ERROR_INVALID_HANDLE.
-        if (!pMilliseconds) return CUDA_ERROR_INVALID_HANDLE;
-        NVL_ASSIGN_OR_RETURN(Event * a, eventFor(hStart));
-        NVL_ASSIGN_OR_RETURN(Event * b, eventFor(hEnd));
-        if (&a->context() != &b->context()) return CUDA_ERROR_INVALID_HANDLE;
-        NVL_ASSIGN_OR_RETURN(*pMilliseconds, Event::elapsedMs(*a, *b));
-        return kOk;
-    }, "%p, %p, %p", PTR(pMilliseconds), PTR(hStart), PTR(hEnd));
-}
-
-NVL_EXPORT CUresult cuEventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent hEnd) {
-    return cuEventElapsedTime_v2(pMilliseconds, hStart, hEnd);
-}
+}  // namespace nvl::api

@@ -6,8 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
+#include <type_traits>
 #include <utility>
 
+#include "common/assert.h"
 #include "nvlite/cuda.h"
 
 namespace nvl {
@@ -37,23 +40,63 @@ private:
 
 inline constexpr Status kOk{};
 
+// A value or the error that prevented it. T need not be default-constructible.
+// Reading the value of an error is a bug: checked builds stop there
+// (NVL_ASSERT); code reads it only after ok() or through NVL_ASSIGN_OR_RETURN.
+// (The value lives in a union rather than a std::optional: the same layout,
+// a fraction of the debug information.)
 template <class T>
 class [[nodiscard]] Result {
 public:
-    Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit on purpose
-    Result(Status status) : status_(status) {}     // NOLINT: implicit on purpose
-    Result(CUresult code) : status_(code) {}       // NOLINT: implicit on purpose
+    Result(T value) : hasValue_(true) { ::new (static_cast<void*>(&value_)) T(std::move(value)); }  // NOLINT: implicit on purpose
+    Result(Status status) : status_(status) {  // NOLINT: implicit on purpose
+        // An error without its code would read as a value that is not there.
+        NVL_ASSERT(!status_.ok());
+        if (status_.ok()) status_ = Status(CUDA_ERROR_UNKNOWN);
+    }
+    Result(CUresult code) : Result(Status(code)) {}  // NOLINT: implicit on purpose
+    Result(const Result& o) : hasValue_(o.hasValue_), status_(o.status_) {
+        if (hasValue_) ::new (static_cast<void*>(&value_)) T(o.value_);
+    }
+    Result(Result&& o) noexcept(std::is_nothrow_move_constructible_v<T>) : hasValue_(o.hasValue_), status_(o.status_) {
+        if (hasValue_) ::new (static_cast<void*>(&value_)) T(std::move(o.value_));
+    }
+    Result& operator=(Result o) {
+        reset();
+        status_ = o.status_;
+        if (o.hasValue_) {
+            ::new (static_cast<void*>(&value_)) T(std::move(o.value_));
+            hasValue_ = true;
+        }
+        return *this;
+    }
+    ~Result() { reset(); }
 
-    bool ok() const { return status_.ok(); }
+    // Whether it holds a value (then status() is kOk).
+    bool ok() const { return hasValue_; }
     explicit operator bool() const { return ok(); }
     const Status& status() const { return status_; }
-    T& value() { return value_; }
-    const T& value() const { return value_; }
-    T& operator*() { return value_; }
-    T* operator->() { return &value_; }
+    T& value() {
+        NVL_ASSERT(ok());
+        return value_;
+    }
+    const T& value() const {
+        NVL_ASSERT(ok());
+        return value_;
+    }
+    T& operator*() { return value(); }
+    T* operator->() { return &value(); }
 
 private:
-    T value_{};
+    void reset() {
+        if (hasValue_) value_.~T();
+        hasValue_ = false;
+    }
+
+    union {
+        T value_;
+    };
+    bool hasValue_ = false;
     Status status_{};
 };
 

@@ -7,9 +7,12 @@
 #include "common/align.h"
 #include "common/trace.h"
 #include "core/device.h"
+#include "core/devrt.h"
 #include "core/event.h"
 #include "core/handle_registry.h"
+#include "core/host_func.h"
 #include "core/link.h"
+#include "core/mem_pool.h"
 #include "core/memory.h"
 #include "core/module.h"
 #include "core/runtime.h"
@@ -30,7 +33,10 @@ Result<std::shared_ptr<Context>> Context::create(Device& device, unsigned flags,
 }
 
 Context::Context(Device& device, bool primary)
-    : device_(device), primary_(primary), nullStream_(*this, Stream::Kind::Legacy, 0, 0) {}
+    : device_(device),
+      primary_(primary),
+      nullStream_(*this, Stream::Kind::Legacy, 0, 0),
+      devrt_(std::make_unique<DeviceRuntime>(*this)) {}
 
 Context::~Context() { deactivate(); }
 
@@ -48,17 +54,25 @@ bool Context::destroy(Context& ctx) {
     return true;
 }
 
+namespace {
+
+hw::WaitMode waitModeFor(unsigned flags) {
+    switch (flags & CU_CTX_SCHED_MASK) {
+    case CU_CTX_SCHED_SPIN: return hw::WaitMode::Spin;
+    case CU_CTX_SCHED_YIELD: return hw::WaitMode::Yield;
+    case CU_CTX_SCHED_BLOCKING_SYNC: return hw::WaitMode::Block;
+    default: return hw::WaitMode::Auto;
+    }
+}
+
+std::atomic<uint64_t> lastContextId{0};
+
+}  // namespace
+
 Status Context::activate(unsigned flags) {
     std::lock_guard lock(lifecycleMutex_);
     if (active()) return kOk;
-    hw::WaitMode mode = hw::WaitMode::Auto;
-    switch (flags & CU_CTX_SCHED_MASK) {
-    case CU_CTX_SCHED_SPIN: mode = hw::WaitMode::Spin; break;
-    case CU_CTX_SCHED_YIELD: mode = hw::WaitMode::Yield; break;
-    case CU_CTX_SCHED_BLOCKING_SYNC: mode = hw::WaitMode::Block; break;
-    default: break;
-    }
-    NVL_ASSIGN_OR_RETURN(channels_, hw::ContextChannels::create(device_.gpu(), mode));
+    NVL_ASSIGN_OR_RETURN(channels_, hw::ContextChannels::create(device_.gpu(), waitModeFor(flags)));
     nullStream_.setLane(0, channels_->lane(0));
     for (auto& seen : laneCodeSeen_) seen.store(0, std::memory_order_relaxed);
     sticky_.store(CUDA_SUCCESS, std::memory_order_release);
@@ -72,7 +86,13 @@ Status Context::activate(unsigned flags) {
     NVL_ASSIGN_OR_RETURN(int smShared, device_.attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR));
     computeState_.maxSmSharedKiB = static_cast<uint32_t>(smShared) / 1024;
     computeState_.qmd = &hw::qmdLayoutFor(gi.computeClass);
-    flags_ = flags;
+    computeState_.smCount = gi.smCount;
+    flags_.store(flags, std::memory_order_release);
+    id_.store(lastContextId.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_release);
+    stackBytes_.store(kDefaultStackBytes, std::memory_order_release);
+    cacheConfig.store(CU_FUNC_CACHE_PREFER_NONE, std::memory_order_relaxed);
+    l2FetchGranularity.store(kDefaultL2FetchGranularity, std::memory_order_relaxed);
+    persistingL2Bytes.store(0, std::memory_order_relaxed);
     generation_.fetch_add(1, std::memory_order_acq_rel);
     open();
     return kOk;
@@ -83,6 +103,16 @@ bool Context::deactivate() {
     // No new call gets in; those inside finish first.
     if (!close()) return false;
     (void)synchronize();
+    // Before the channels go: host functions still queued (after a fault)
+    // and pools' stream-ordered frees refer to them.
+    {
+        std::unique_ptr<HostFunctions> hostFunctions;
+        {
+            std::lock_guard hfLock(hostFunctionsMutex_);
+            hostFunctions = std::move(hostFunctions_);
+        }
+    }
+    MemPools::get().releaseContext(*this);
     // What the context made goes with it: the handles first (calls holding
     // the objects keep them until they return), then the resources.
     std::unordered_map<const Stream*, std::shared_ptr<Stream>> streams;
@@ -113,6 +143,7 @@ bool Context::deactivate() {
     nullStream_.reset();
     staging_->forgetChannels();
     channels_.reset();
+    devrt_->release();
     staging_.reset();
     host_.reset();
     heap_.reset();
@@ -150,7 +181,22 @@ Status Context::synchronize() {
             if (!s.ok() && first.ok()) first = s;
         }
     }
+    devrt_->flush();
     return first;
+}
+
+Result<HostFunctions*> Context::hostFunctions() {
+    std::lock_guard lock(hostFunctionsMutex_);
+    if (!hostFunctions_) hostFunctions_ = std::make_unique<HostFunctions>(*this);
+    return hostFunctions_.get();
+}
+
+void Context::flushDeviceOutput() { devrt_->flush(); }
+
+Status Context::noteFault(Status s) {
+    if (devrt_->asserted()) s = Status(CUDA_ERROR_ASSERT, s.driverStatus(), s.where());
+    markFailed(s.code());
+    return s;
 }
 
 Result<hw::ContextChannels::Lane> Context::laneFor(size_t index) {
@@ -291,10 +337,34 @@ hw::ComputeState Context::computeState() const {
     return s;
 }
 
+void Context::setFlags(unsigned flags) {
+    std::lock_guard lifecycle(lifecycleMutex_);
+    flags_.store(flags, std::memory_order_release);
+    if (!active()) return;
+    std::lock_guard lanes(localMutex_);  // lanes are added under it
+    channels_->setWaitMode(waitModeFor(flags));
+}
+
+Status Context::setStackBytes(uint32_t bytes) {
+    NVL_TRY(ensureLocalMemory(bytes));
+    stackBytes_.store(bytes, std::memory_order_release);
+    return kOk;
+}
+
+void Context::raiseStackBytes(uint32_t bytes) {
+    uint32_t now = stackBytes_.load(std::memory_order_relaxed);
+    while (bytes > now && !stackBytes_.compare_exchange_weak(now, bytes, std::memory_order_acq_rel)) {
+    }
+}
+
 Status Context::ensureLocalMemory(uint32_t bytesPerThread) {
     // The hardware's own per-thread area comes on top of what the kernel asks
     // for (tinygrad measured 0x240 bytes on sm_8x/sm_90).
     constexpr uint32_t kReservedPerThread = 0x240;
+    // CUDA's limit for a thread's local memory (512 KiB); an image claiming
+    // more gets no memory for it (and the QMD field could not say it).
+    constexpr uint32_t kMaxBytesPerThread = 512 * 1024;
+    if (bytesPerThread > kMaxBytesPerThread) return CUDA_ERROR_OUT_OF_MEMORY;
     const uint32_t want = static_cast<uint32_t>(alignUp(bytesPerThread + kReservedPerThread, 32));
     if (localBytesPerThread_.load(std::memory_order_acquire) >= want) return kOk;
     std::lock_guard lock(localMutex_);

@@ -33,7 +33,9 @@ namespace nvl::core {
 
 class Device;
 class DeviceHeap;
+class DeviceRuntime;
 class Event;
+class HostFunctions;
 class HostMemory;
 class Module;
 class Staging;
@@ -53,7 +55,11 @@ public:
     CUcontext handle() { return reinterpret_cast<CUcontext>(this); }
 
     Device& device() const { return device_; }
-    unsigned flags() const { return flags_; }
+    unsigned flags() const { return flags_.load(std::memory_order_acquire); }
+    // cuCtxSetFlags: the flags, and the waiting their scheduling part asks for.
+    void setFlags(unsigned flags);
+    // Unique in the process (cuCtxGetId): given at each activation.
+    uint64_t id() const { return id_.load(std::memory_order_acquire); }
     bool isPrimary() const { return primary_; }
     // False once destroyed (or, for a primary context, released or reset).
     bool active() const { return isOpen(); }
@@ -103,6 +109,10 @@ public:
     // Waits for everything submitted in this context.
     Status synchronize();
 
+    // The library thread running this context's host functions
+    // (cuLaunchHostFunc, cuStreamAddCallback), started on first use.
+    Result<HostFunctions*> hostFunctions();
+
     // A fault on the GPU makes the context unusable, as in libcuda: every
     // later call that needs it returns the fault's code.
     CUresult stickyError() const { return sticky_.load(std::memory_order_acquire); }
@@ -116,11 +126,15 @@ public:
                (r >= CUDA_ERROR_HARDWARE_STACK_ERROR && r <= CUDA_ERROR_LAUNCH_FAILED);
     }
     // 's', after marking this context failed when 's' is such a fault (work
-    // on this context's channels found it).
-    Status noted(Status s) {
-        if (isFault(s.code())) markFailed(s.code());
-        return s;
-    }
+    // on this context's channels found it). A trap that follows a failed
+    // device assert is CUDA_ERROR_ASSERT, as in libcuda.
+    Status noted(Status s) { return isFault(s.code()) ? noteFault(s) : s; }
+
+    // printf, assert, malloc/free in kernels: the FIFO, the heap, their
+    // limits. flushDeviceOutput() prints what kernels printed (the
+    // synchronising calls run it).
+    DeviceRuntime& devrt() { return *devrt_; }
+    void flushDeviceOutput();
 
     // Launch support: what constant bank 0 and the QMD need from the context,
     // a note that new code was placed (caches must be invalidated before the
@@ -136,12 +150,33 @@ public:
     // memory (set on every lane's compute channel before later launches).
     Status ensureLocalMemory(uint32_t bytesPerThread);
 
+    // The per-thread stack (CU_LIMIT_STACK_SIZE): every launch gets at least
+    // this much local memory per thread, and a launch that needs more raises
+    // it (as in libcuda, it does not come back down).
+    static constexpr uint32_t kDefaultStackBytes = 1024;
+    uint32_t stackBytes() const { return stackBytes_.load(std::memory_order_acquire); }
+    // Local memory for 'bytes' now, then the new limit.
+    Status setStackBytes(uint32_t bytes);
+    // A launch needed 'bytes': the limit is at least that.
+    void raiseStackBytes(uint32_t bytes);
+
+    // Preferences and hints nvlite keeps for their getters (the hardware
+    // path chooses its shared-memory carveout and L2 use by itself).
+    std::atomic<CUfunc_cache> cacheConfig{CU_FUNC_CACHE_PREFER_NONE};
+    std::atomic<size_t> l2FetchGranularity{kDefaultL2FetchGranularity};
+    std::atomic<size_t> persistingL2Bytes{0};
+    static constexpr size_t kDefaultL2FetchGranularity = 64;
+
     Context(Device& device, bool primary);  // through create()
 
 private:
+    Status noteFault(Status s);
+
     Device& device_;
     const bool primary_;
-    unsigned flags_ = 0;
+    std::atomic<unsigned> flags_{0};
+    std::atomic<uint64_t> id_{0};
+    std::atomic<uint32_t> stackBytes_{kDefaultStackBytes};
     std::atomic<uint64_t> generation_{0};
     std::mutex lifecycleMutex_;
     std::unique_ptr<hw::ContextChannels> channels_;
@@ -153,6 +188,7 @@ private:
     std::atomic<uint64_t> codeGeneration_{1};
     std::array<std::atomic<uint64_t>, kMaxLanes> laneCodeSeen_{};
     std::atomic<CUresult> sticky_{CUDA_SUCCESS};
+    std::unique_ptr<DeviceRuntime> devrt_;  // lives as long as the Context object
 
     // Lanes: created under localMutex_ (a new lane gets the current local memory).
     Result<hw::ContextChannels::Lane> laneFor(size_t index);
@@ -166,6 +202,9 @@ private:
     std::unordered_map<const Event*, std::shared_ptr<Event>> events_;
     std::unordered_map<const Module*, std::shared_ptr<Module>> modules_;
     std::unordered_set<const void*> links_;
+
+    std::mutex hostFunctionsMutex_;
+    std::unique_ptr<HostFunctions> hostFunctions_;
 
     std::mutex timestampMutex_;
     std::vector<std::unique_ptr<hw::GpuMemory>> timestampPages_;

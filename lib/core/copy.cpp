@@ -1,9 +1,12 @@
 #include "core/copy.h"
 
 #include <cstring>
+#include <functional>
 #include <optional>
+#include <vector>
 
 #include "core/context.h"
+#include "core/copy_rect.h"
 #include "core/memory.h"
 #include "core/staging.h"
 #include "hw/channel.h"
@@ -95,25 +98,175 @@ Status submitFill(Stream& st, uint64_t dst, uint32_t value, uint32_t elementSize
     return wait ? ch.wait(done) : kOk;
 }
 
+// ---------------------------------------------------------------- rectangles
+
+// a * b + c without overflow, or nothing.
+std::optional<uint64_t> mulAdd(uint64_t a, uint64_t b, uint64_t c) {
+    uint64_t m, r;
+    if (__builtin_mul_overflow(a, b, &m) || __builtin_add_overflow(m, c, &r)) return std::nullopt;
+    return r;
+}
+
+// Bytes from a side's first byte to one past its last: the last line of
+// the last slice ends there.
+std::optional<uint64_t> span(const CopySide& s, const Extent& e) {
+    auto slices = mulAdd(e.depth - 1, s.slicePitch, 0);
+    if (!slices) return std::nullopt;
+    auto lines = mulAdd(e.height - 1, s.pitch, *slices);
+    if (!lines) return std::nullopt;
+    return mulAdd(1, e.width, *lines);
+}
+
+// Where a side of a 2-D/3-D copy lives, from how the caller named it.
+Result<Place> resolve(const CopySide& s, uint64_t bytes) {
+    switch (s.naming) {
+    case Naming::Device:
+        if (auto p = gpuReachable(s.address, bytes)) return *p;
+        return CUDA_ERROR_INVALID_VALUE;
+    case Naming::Host: {
+        auto p = gpuReachable(s.address, bytes);
+        if (p && p->kind == Place::Pinned) return *p;
+        // Device memory is not host memory.
+        if (auto a = AddressMap::get().find(s.address); a && a->kind != MemoryKind::HostAllocated &&
+                                                        a->kind != MemoryKind::HostRegistered)
+            return CUDA_ERROR_INVALID_VALUE;
+        return Place{Place::Pageable, s.address};
+    }
+    case Naming::Unified:
+        break;
+    }
+    Place p = classify(s.address, bytes);
+    // Inside an allocation but running past its end: an error, not pageable memory.
+    if (p.kind == Place::Pageable && AddressMap::get().find(s.address)) return CUDA_ERROR_INVALID_VALUE;
+    return p;
+}
+
+// The rectangles of a 3-D copy: one per slice, or one for all when the
+// slices are packed on both sides (each slice's lines follow the previous
+// slice's at the same pitch); packed lines are one line.
+std::vector<Rect> planRects(const CopySide& dst, const CopySide& src, const Extent& e) {
+    std::vector<Rect> rects;
+    auto packedSlices = [&](const CopySide& s) { return s.slicePitch == s.pitch * e.height; };
+    uint64_t lines = e.height, slices = e.depth;
+    if (e.depth > 1 && packedSlices(dst) && packedSlices(src) && mulAdd(e.height, e.depth, 0)) {
+        lines = e.height * e.depth;
+        slices = 1;
+    }
+    rects.reserve(slices);
+    for (uint64_t z = 0; z < slices; ++z) {
+        Rect r{dst.address + z * dst.slicePitch, dst.pitch, src.address + z * src.slicePitch, src.pitch, e.width, lines};
+        if (r.lines > 1 && r.dstPitch == r.width && r.srcPitch == r.width) r = Rect::linear(r.dst, r.src, r.bytes());
+        rects.push_back(r);
+    }
+    return rects;
+}
+
+// The copy-engine work of one rectangle between GPU-reachable memory: one
+// launch per line where a pitch is too wide for the engine.
+template <class Emit>
+void forEachEngineCopy(const Rect& r, Emit&& emit) {
+    const bool narrow = r.width <= hw::kMaxPitch && r.dstPitch <= hw::kMaxPitch && r.srcPitch <= hw::kMaxPitch;
+    if (r.lines == 1) {
+        emit(hw::copyDwords(r.width), [r](hw::PushWriter& w) { hw::copy(w, r.dst, r.src, r.width); });
+    } else if (narrow) {
+        emit(hw::copy2DDwords(r.lines), [r](hw::PushWriter& w) {
+            hw::copy2D(w, r.dst, r.dstPitch, r.src, r.srcPitch, r.width, r.lines);
+        });
+    } else {
+        for (uint64_t l = 0; l < r.lines; ++l) {
+            const uint64_t d = r.dst + l * r.dstPitch, s = r.src + l * r.srcPitch;
+            emit(hw::copyDwords(r.width), [=](hw::PushWriter& w) { hw::copy(w, d, s, r.width); });
+        }
+    }
+}
+
+// Device-side work of every 2-D/3-D copy (both sides GPU-reachable) goes
+// through here: the place to choose another engine (a copy kernel) for it.
+// Rectangles share submissions up to a push-buffer budget.
+Status submitRects(Stream& st, const std::vector<Rect>& rects, bool wait) {
+    constexpr size_t kBudget = 4096;  // dwords per submission
+    using Op = std::function<void(hw::PushWriter&)>;
+    hw::Channel& ch = st.copyChannel();
+    std::vector<Op> ops;
+    size_t dwords = 0;
+    uint64_t last = 0;
+    auto flush = [&]() -> Status {
+        if (ops.empty()) return kOk;
+        NVL_ASSIGN_OR_RETURN(last, st.submit(ch, dwords, [&](hw::PushWriter& w) {
+            for (const Op& op : ops) op(w);
+        }));
+        ops.clear();
+        dwords = 0;
+        return kOk;
+    };
+    Status failed = kOk;
+    for (const Rect& r : rects) {
+        forEachEngineCopy(r, [&](size_t n, Op op) {
+            if (!failed.ok()) return;
+            if (dwords + n > kBudget) failed = flush();
+            ops.push_back(std::move(op));
+            dwords += n;
+        });
+        NVL_TRY(failed);
+    }
+    NVL_TRY(flush());
+    return wait && last ? ch.wait(last) : kOk;
+}
+
+// Host to host: after earlier GPU work, by the CPU, line by line.
+Status hostRects(Stream& st, const std::vector<Rect>& rects) {
+    NVL_TRY(st.context().synchronize());
+    for (const Rect& r : rects)
+        for (uint64_t l = 0; l < r.lines; ++l)
+            std::memmove(reinterpret_cast<void*>(r.dst + l * r.dstPitch),
+                         reinterpret_cast<const void*>(r.src + l * r.srcPitch), r.width);
+    return kOk;
+}
+
+Status submitFill2D(Stream& st, uint64_t dst, uint64_t pitch, uint32_t value, uint32_t elementSize, uint64_t count,
+                    uint64_t lines, bool wait) {
+    hw::Channel& ch = st.copyChannel();
+    uint64_t done = 0;
+    if (pitch <= hw::kMaxPitch) {
+        NVL_ASSIGN_OR_RETURN(done, st.submit(ch, hw::fill2DDwords(lines), [&](hw::PushWriter& w) {
+            hw::fill2D(w, dst, pitch, value, elementSize, count, lines);
+        }));
+    } else {
+        for (uint64_t l = 0; l < lines; ++l) {
+            NVL_ASSIGN_OR_RETURN(done, st.submit(ch, hw::fillDwords(count * elementSize, elementSize),
+                                                 [&](hw::PushWriter& w) {
+                                                     hw::fill(w, dst + l * pitch, value, elementSize, count);
+                                                 }));
+        }
+    }
+    return wait ? ch.wait(done) : kOk;
+}
+
+// Blocking copies are synchronising calls: kernels' printf output comes out.
+Status flushed(Stream& st, Sync sync, Status s) {
+    if (sync == Sync::Blocking) st.context().flushDeviceOutput();
+    return s;
+}
+
 }  // namespace
 
 Status copyHostToDevice(Stream& st, uint64_t dst, const void* src, uint64_t bytes, Sync sync) {
     auto d = gpuReachable(dst, bytes);
     if (!d) return CUDA_ERROR_INVALID_VALUE;
-    return copyPlaces(st, *d, classify(reinterpret_cast<uint64_t>(src), bytes), bytes, sync);
+    return flushed(st, sync, copyPlaces(st, *d, classify(reinterpret_cast<uint64_t>(src), bytes), bytes, sync));
 }
 
 Status copyDeviceToHost(Stream& st, void* dst, uint64_t src, uint64_t bytes, Sync sync) {
     auto s = gpuReachable(src, bytes);
     if (!s) return CUDA_ERROR_INVALID_VALUE;
-    return copyPlaces(st, classify(reinterpret_cast<uint64_t>(dst), bytes), *s, bytes, sync);
+    return flushed(st, sync, copyPlaces(st, classify(reinterpret_cast<uint64_t>(dst), bytes), *s, bytes, sync));
 }
 
 Status copyDeviceToDevice(Stream& st, uint64_t dst, uint64_t src, uint64_t bytes, Sync sync) {
     auto d = gpuReachable(dst, bytes);
     auto s = gpuReachable(src, bytes);
     if (!d || !s) return CUDA_ERROR_INVALID_VALUE;
-    return copyPlaces(st, *d, *s, bytes, sync);
+    return flushed(st, sync, copyPlaces(st, *d, *s, bytes, sync));
 }
 
 Status copyUnified(Stream& st, uint64_t dst, uint64_t src, uint64_t bytes, Sync sync) {
@@ -123,7 +276,7 @@ Status copyUnified(Stream& st, uint64_t dst, uint64_t src, uint64_t bytes, Sync 
     // not pageable memory.
     if (d.kind == Place::Pageable && AddressMap::get().find(dst)) return CUDA_ERROR_INVALID_VALUE;
     if (s.kind == Place::Pageable && AddressMap::get().find(src)) return CUDA_ERROR_INVALID_VALUE;
-    return copyPlaces(st, d, s, bytes, sync);
+    return flushed(st, sync, copyPlaces(st, d, s, bytes, sync));
 }
 
 Status fill(Stream& st, uint64_t dst, uint32_t value, uint32_t elementSize, uint64_t count, Sync sync) {
@@ -143,6 +296,55 @@ Status uploadToDevice(Context& ctx, uint64_t dst, const void* src, uint64_t byte
                        Sync::Blocking));
     if (zeroBytes) NVL_TRY(submitFill(st, dst + bytes, 0, 1, zeroBytes, false));
     return st.synchronize();
+}
+
+namespace {
+
+Status copyRects(Stream& st, const CopySide& dst, const CopySide& src, const Extent& extent, Sync sync) {
+    if (extent.width == 0 || extent.height == 0 || extent.depth == 0) return kOk;
+    auto dstSpan = span(dst, extent), srcSpan = span(src, extent);
+    if (!dstSpan || !srcSpan) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(Place d, resolve(dst, *dstSpan));
+    NVL_ASSIGN_OR_RETURN(Place s, resolve(src, *srcSpan));
+    const std::vector<Rect> rects = planRects(dst, src, extent);
+    const bool dstHost = d.kind != Place::Gpu, srcHost = s.kind != Place::Gpu;
+    if (dstHost && srcHost) return hostRects(st, rects);
+    Staging& staging = st.context().staging();
+    if (d.kind == Place::Pageable) {
+        for (const Rect& r : rects) NVL_TRY(staging.fromDevice(st, st.copyChannel(), r));
+        return kOk;
+    }
+    if (s.kind == Place::Pageable) {
+        for (const Rect& r : rects) NVL_TRY(staging.toDevice(st, st.copyChannel(), r));
+        return kOk;
+    }
+    return submitRects(st, rects, sync == Sync::Blocking && (dstHost || srcHost));
+}
+
+}  // namespace
+
+Status copy3D(Stream& st, const CopySide& dst, const CopySide& src, const Extent& extent, Sync sync) {
+    return flushed(st, sync, copyRects(st, dst, src, extent, sync));
+}
+
+Status fill2D(Stream& st, uint64_t dst, uint64_t pitch, uint32_t value, uint32_t elementSize, uint64_t width,
+              uint64_t height, Sync sync) {
+    if (width == 0 || height == 0) return kOk;
+    auto lineBytes = mulAdd(width, elementSize, 0);
+    if (!lineBytes) return CUDA_ERROR_INVALID_VALUE;
+    auto bytes = mulAdd(height - 1, pitch, *lineBytes);
+    if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+    auto d = gpuReachable(dst, *bytes);
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    // Fills of pinned host memory are synchronous; of device memory, never.
+    const bool wait = sync == Sync::Blocking && d->kind == Place::Pinned;
+    // Packed lines are one 1-D fill.
+    if (height == 1 || pitch == *lineBytes) {
+        auto count = mulAdd(width, height, 0);
+        if (!count) return CUDA_ERROR_INVALID_VALUE;
+        return submitFill(st, dst, value, elementSize, *count, wait);
+    }
+    return submitFill2D(st, dst, pitch, value, elementSize, width, height, wait);
 }
 
 }  // namespace nvl::core

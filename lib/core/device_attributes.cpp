@@ -148,7 +148,12 @@ Result<int> Device::attribute(int a) const {
     case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED:
     case CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED:
     case CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS:
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:  // device pools, no IPC handle types (attribute 119: 0)
         return 1;
+    // Cooperative and cluster launches: the Hopper launch path (QMD V04, sm_90's driver area).
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
+    case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH:
+        return gi.smMajor >= 9 ? 1 : 0;
 
     default:
         break;
@@ -156,8 +161,8 @@ Result<int> Device::attribute(int a) const {
     if (int limit = textureLimit(attr); limit >= 0) return limit;
     // Everything else is either absent on this hardware (integrated, TCC,
     // multi-GPU board, ...) or a feature nvlite does not provide (managed
-    // memory, virtual memory management, memory pools, IPC, interop,
-    // cooperative and cluster launch, stream memory operations, ...).
+    // memory, virtual memory management, host memory pools, IPC, interop,
+    // multi-device cooperative launch, stream memory operations, ...).
     return 0;
 }
 

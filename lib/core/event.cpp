@@ -60,6 +60,7 @@ Status Event::record(Stream& stream) {
                                              afterPrevious ? &previous : nullptr));
     sequence_ = seq;
     point_ = {&ch, value};
+    known_ = stream.known();
     return kOk;
 }
 
@@ -73,7 +74,9 @@ Status Event::query() const {
 Status Event::synchronize() const {
     Point p = point();
     if (!p.channel) return kOk;
-    return (flags_ & CU_EVENT_BLOCKING_SYNC) ? p.channel->wait(p.value, hw::WaitMode::Block) : p.channel->wait(p.value);
+    Status s = (flags_ & CU_EVENT_BLOCKING_SYNC) ? p.channel->wait(p.value, hw::WaitMode::Block) : p.channel->wait(p.value);
+    ctx_.flushDeviceOutput();
+    return s;
 }
 
 Result<float> Event::elapsedMs(const Event& start, const Event& end) {

@@ -41,6 +41,12 @@ public:
         std::lock_guard lock(mutex_);
         return point_;
     }
+    // What the recorded point is known to come after (the recording
+    // stream's known set then): a stream waiting for the event follows it too.
+    Dependencies known() const {
+        std::lock_guard lock(mutex_);
+        return known_;
+    }
     // cuEventElapsedTime: milliseconds from 'start' to 'end'.
     static Result<float> elapsedMs(const Event& start, const Event& end);
 
@@ -62,6 +68,7 @@ private:
     Context::TimestampSlot slot_;
     mutable std::mutex mutex_;
     Point point_;
+    Dependencies known_;
     uint64_t sequence_ = 0;  // payload of the newest record
 };
 

@@ -1,11 +1,14 @@
 #include "core/launch.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "core/context.h"
 #include "core/device.h"
+#include "core/devrt.h"
 #include "core/module.h"
+#include "core/occupancy.h"
 #include "core/stream.h"
 #include "hw/compute.h"
 
@@ -73,6 +76,52 @@ void writeParams(const loader::Kernel& k, const ParamSource& src, uint8_t* out) 
 
 }  // namespace
 
+Result<uint64_t> maxResidentBlocks(const Function& f, uint32_t threads, uint32_t sharedBytes) {
+    NVL_ASSIGN_OR_RETURN(int perSm, maxActiveBlocksPerSm(f, static_cast<int>(threads), sharedBytes, 0));
+    return static_cast<uint64_t>(perSm) * f.module().context().device().info().smCount;
+}
+
+namespace {
+
+// The cluster shape a launch gets: the one given, else the one the kernel
+// requires (__cluster_dims__, or REQUIRED_CLUSTER_* set at run time), else
+// none (zeros). Checked against the grid, the kernel and the device with
+// libcuda's answers.
+Status clusterShape(const Function& f, const LaunchRequest& r, const hw::ComputeState& state, uint32_t out[3]) {
+    const loader::Kernel& k = f.kernel();
+    uint32_t runtime[3];
+    for (int i = 0; i < 3; ++i) runtime[i] = f.settings.requiredCluster[i].load(std::memory_order_relaxed);
+    const uint32_t* required = k.clusterDims[0] ? k.clusterDims
+                               : (runtime[0] || runtime[1] || runtime[2]) ? runtime
+                                                                          : nullptr;
+    const bool given = r.cluster[0] || r.cluster[1] || r.cluster[2];
+    if (!given && !required) {
+        out[0] = out[1] = out[2] = 0;
+        return k.explicitCluster ? Status(CUDA_ERROR_INVALID_CLUSTER_SIZE) : kOk;
+    }
+    // A shape given at launch must be the one the kernel requires.
+    if (given && required)
+        for (int i = 0; i < 3; ++i)
+            if (required[i] && r.cluster[i] != required[i]) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    const uint32_t* c = given ? r.cluster : required;
+    uint64_t size = 1;
+    for (int i = 0; i < 3; ++i) {
+        if (c[i] == 0 || r.grid[i] % c[i] != 0) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+        size *= c[i];
+        out[i] = c[i];
+    }
+    if (!state.qmd->hasCluster) return size == 1 ? kOk : Status(CUDA_ERROR_NOT_SUPPORTED);
+    // Eight blocks per cluster are portable; sixteen when the kernel allows more.
+    const uint64_t limit = f.settings.nonPortableClusterSizeAllowed.load(std::memory_order_relaxed) ? 16 : 8;
+    if (size > limit) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    return kOk;
+}
+
+// %gridid: every launch of the process its own number.
+std::atomic<uint64_t> nextGridId{1};
+
+}  // namespace
+
 Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
     Context& ctx = st.context();
     const loader::Kernel& k = f.kernel();
@@ -90,29 +139,56 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
     if (k.requiredBlock[0] &&
         (r.block[0] != k.requiredBlock[0] || r.block[1] != k.requiredBlock[1] || r.block[2] != k.requiredBlock[2]))
         return CUDA_ERROR_INVALID_VALUE;
-    if (r.sharedMemBytes > f.maxDynamicSharedBytes.load(std::memory_order_relaxed)) return CUDA_ERROR_INVALID_VALUE;
+    const hw::ComputeState state = ctx.computeState();
+    if (r.cooperative) {
+        // Every block must be resident at once for a grid-wide barrier (checked
+        // before the shared memory, as libcuda: too much of it is too large a grid).
+        if (!state.qmd->hasCluster) return CUDA_ERROR_NOT_SUPPORTED;  // needs the sm_90 driver area
+        NVL_ASSIGN_OR_RETURN(uint64_t resident,
+                             maxResidentBlocks(f, static_cast<uint32_t>(threads), r.sharedMemBytes));
+        if (static_cast<uint64_t>(r.grid[0]) * r.grid[1] * r.grid[2] > resident)
+            return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    }
+    if (r.sharedMemBytes > f.settings.maxDynamicSharedBytes.load(std::memory_order_relaxed))
+        return CUDA_ERROR_INVALID_VALUE;
     NVL_ASSIGN_OR_RETURN(const ParamSource params, checkParams(k, r));
-    // Recursive kernels report no stack size; CUDA's default stack (1 KiB) covers them.
-    constexpr uint32_t kDefaultStackBytes = 1024;
-    NVL_TRY(ctx.ensureLocalMemory(k.localBytesPerThread ? k.localBytesPerThread : kDefaultStackBytes));
+    uint32_t cluster[3];
+    NVL_TRY(clusterShape(f, r, state, cluster));
+    // Lazy loading: the module's code goes to the GPU with its first launch.
+    NVL_TRY(f.ensureResident());
+    // The context's stack limit (1 KiB unless set) covers recursive kernels,
+    // which report no stack size; a kernel needing more raises the limit.
+    const uint32_t stack = std::max(k.localBytesPerThread, ctx.stackBytes());
+    NVL_TRY(ctx.ensureLocalMemory(stack));
+    ctx.raiseStackBytes(stack);
+    if (k.devrtUses) ctx.devrt().noteLaunch(k.devrtUses);  // the FIFO / heap limits are fixed from now on
 
     const hw::KernelDescriptor& d = f.descriptor();
-    const hw::ComputeState state = ctx.computeState();
-    const hw::LaunchGeometry g{{r.grid[0], r.grid[1], r.grid[2]}, {r.block[0], r.block[1], r.block[2]}, r.sharedMemBytes};
+    const hw::ComputeState launchState = ctx.computeState();
+    // A block never gets more than the SM has (an image may claim more static
+    // shared memory than that: it cannot run).
+    if (hw::Launch::sharedBytes(d, r.sharedMemBytes) > launchState.maxSmSharedKiB * 1024) return CUDA_ERROR_INVALID_VALUE;
+    hw::LaunchGeometry g{{r.grid[0], r.grid[1], r.grid[2]}, {r.block[0], r.block[1], r.block[2]}, r.sharedMemBytes};
+    for (int i = 0; i < 3; ++i) g.cluster[i] = cluster[i];
+    g.cooperative = r.cooperative;
+    g.gridId = nextGridId.fetch_add(1, std::memory_order_relaxed);
     hw::Channel& compute = st.computeChannel();
     const size_t lane = st.laneIndex();
-    return st.submitWithData(compute, hw::Launch::kPushDwords + hw::kInvalidateCachesDwords, hw::Launch::dataBytes(d, state),
-                          [&](hw::PushWriter& w, const hw::Channel::DataSlot& slot) {
-                              // Taken here, under the channel's lock with the space
-                              // reserved: the first launch on this lane to reach the GPU
-                              // after new code was placed is the one that invalidates.
-                              if (ctx.takeCodeChanged(lane)) hw::invalidateShaderCaches(w);
-                              const hw::Launch::Written out = hw::Launch::write(slot, f.qmdTemplate(), d, g, state);
-                              writeParams(k, params, out.params);
-                              hw::Launch::push(w, out.qmdVa);
-                          },
-                          nullptr,
-                          state.qmd->hasRelease ? hw::Channel::Completion::ByFill : hw::Channel::Completion::Channel)
+    return st.submitWithData(compute, hw::Launch::kPushDwords + hw::kInvalidateCachesDwords,
+                             hw::Launch::dataBytes(d, launchState, g),
+                             [&](hw::PushWriter& w, const hw::Channel::DataSlot& slot) {
+                                 // Taken here, under the channel's lock with the space
+                                 // reserved: the first launch on this lane to reach the GPU
+                                 // after new code was placed is the one that invalidates.
+                                 if (ctx.takeCodeChanged(lane)) hw::invalidateShaderCaches(w);
+                                 const hw::Launch::Written out =
+                                     hw::Launch::write(slot, f.qmdTemplate(), d, g, launchState);
+                                 writeParams(k, params, out.params);
+                                 hw::Launch::push(w, out.qmdVa);
+                             },
+                             nullptr,
+                             launchState.qmd->hasRelease ? hw::Channel::Completion::ByFill
+                                                         : hw::Channel::Completion::Channel)
         .status();
 }
 

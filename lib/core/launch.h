@@ -1,5 +1,8 @@
-// cuLaunchKernel's work: checks a launch against the kernel and the device,
-// lays out its parameters, and submits it in the stream.
+// Kernel launches: checks a launch against the kernel and the device, lays
+// out its parameters, and submits it in the stream. cuLaunchKernel, the
+// cooperative and cluster launches of cuLaunchKernelEx and
+// cuLaunchCooperativeKernel, and the legacy cuLaunch/cuLaunchGrid all come
+// here.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +21,19 @@ struct LaunchRequest {
     uint32_t sharedMemBytes;
     void** kernelParams;
     void** extra;
+    // Every block resident at once, with a grid-wide barrier for cooperative
+    // groups (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE when they do not fit).
+    bool cooperative = false;
+    // Thread block cluster shape given at launch (zeros: the kernel's own, if any).
+    uint32_t cluster[3] = {0, 0, 0};
 };
 
+// Loads the function's code if it is not yet (lazy loading), checks and
+// submits the launch.
 Status launchKernel(Stream& st, Function& f, const LaunchRequest& r);
+
+// Blocks of 'f' (block 'threads', 'sharedBytes' of dynamic shared memory) the
+// whole GPU holds at once: a cooperative grid's limit.
+Result<uint64_t> maxResidentBlocks(const Function& f, uint32_t threads, uint32_t sharedBytes);
 
 }  // namespace nvl::core

@@ -47,7 +47,7 @@ std::optional<AllocationInfo> AddressMap::findInUse(uint64_t addr) const {
     if (addr - a.base >= std::max<uint64_t>(a.size, 1)) return std::nullopt;
     // Under the lock the context is alive: its destroy removes its entries
     // (removeContext) only after closing its gate and draining the passes.
-    if (!a.context || !CallScope::use(*a.context)) return std::nullopt;
+    if (a.context && !CallScope::use(*a.context)) return std::nullopt;
     return a;
 }
 
@@ -61,7 +61,9 @@ bool AddressMap::overlaps(uint64_t addr, uint64_t len) const {
 
 void AddressMap::insert(const AllocationInfo& info) {
     std::unique_lock lock(mutex_);
-    byBase_[info.base] = info;
+    AllocationInfo& a = byBase_[info.base];
+    a = info;
+    a.id = ++lastId_;
 }
 
 std::optional<AllocationInfo> AddressMap::remove(uint64_t base) {

@@ -19,6 +19,7 @@
 namespace nvl::core {
 
 class Context;
+class MemPool;
 
 // ModuleGlobal: a module's __device__/__constant__ variable, device memory
 // that copies reach but cuMemFree does not accept.
@@ -33,6 +34,10 @@ struct AllocationInfo {
     unsigned flags = 0;
     // Device memory the CPU also sees at the same address (through BAR1).
     bool cpuVisible = false;
+    // Unique in the process, never reused (set by AddressMap::insert).
+    uint64_t id = 0;
+    // The memory pool of a stream-ordered allocation (cuMemAllocAsync), else nullptr.
+    MemPool* pool = nullptr;
     bool contains(uint64_t addr, uint64_t len) const {
         return addr >= base && len <= size && addr - base <= size - len;
     }
@@ -52,6 +57,7 @@ public:
     std::optional<AllocationInfo> findInUse(uint64_t addr) const;
     // Any allocation overlapping [addr, addr+len).
     bool overlaps(uint64_t addr, uint64_t len) const;
+    // Gives the allocation its id.
     void insert(const AllocationInfo& info);
     // Removes the allocation starting exactly at 'base'.
     std::optional<AllocationInfo> remove(uint64_t base);
@@ -61,6 +67,7 @@ public:
 private:
     mutable std::shared_mutex mutex_;
     std::map<uint64_t, AllocationInfo> byBase_;
+    uint64_t lastId_ = 0;
 };
 
 // Device memory of one context: large video-memory chunks cut into

@@ -38,7 +38,7 @@ Result<int> maxActiveBlocksPerSm(const Function& f, int blockSize, size_t dynami
     // libcuda: what the registers allow counts, a __launch_bounds__ bound does not;
     // dynamic shared memory beyond the function's limit gives no block at all.
     if (static_cast<uint32_t>(blockSize) > f.maxThreadsByRegisters()) return 0;
-    if (dynamicSmemBytes > f.maxDynamicSharedBytes.load(std::memory_order_relaxed)) return 0;
+    if (dynamicSmemBytes > f.settings.maxDynamicSharedBytes.load(std::memory_order_relaxed)) return 0;
     NVL_ASSIGN_OR_RETURN(const SmLimits sm, limitsFor(f.module().context().device()));
     const loader::Kernel& k = f.kernel();
     const int warps = (blockSize + 31) / 32;
@@ -50,6 +50,31 @@ Result<int> maxActiveBlocksPerSm(const Function& f, int blockSize, size_t dynami
     if (perBlock > static_cast<size_t>(sm.sharedBytes)) return 0;
     blocks = std::min<int>(blocks, static_cast<int>(sm.sharedBytes / perBlock));
     return std::max(blocks, 0);
+}
+
+Result<size_t> availableDynamicSharedPerBlock(const Function& f, int numBlocks, int blockSize) {
+    if (numBlocks <= 0) return CUDA_ERROR_INVALID_VALUE;
+    // libcuda 580: more blocks than the threads and registers let an SM hold
+    // is a value error.
+    NVL_ASSIGN_OR_RETURN(int fit, maxActiveBlocksPerSm(f, blockSize, 0, 0));
+    if (fit < numBlocks) return CUDA_ERROR_INVALID_VALUE;
+    const Device& dev = f.module().context().device();
+    NVL_ASSIGN_OR_RETURN(const SmLimits sm, limitsFor(dev));
+    NVL_ASSIGN_OR_RETURN(int perBlock, dev.attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
+    NVL_ASSIGN_OR_RETURN(int optin, dev.attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
+    const size_t staticBytes = f.kernel().staticSharedBytes;
+    const size_t maxDynamic = f.settings.maxDynamicSharedBytes.load(std::memory_order_relaxed);
+    // A block's limit (with its reservation): the default, or the opt-in one
+    // when the function asked for more. One block may have all of it; more
+    // share the SM's largest carveout, in 128-byte granules (the values
+    // libcuda 580 answers on an H200).
+    const size_t limit =
+        static_cast<size_t>(staticBytes + maxDynamic > static_cast<size_t>(perBlock) ? optin : perBlock) +
+        static_cast<size_t>(sm.reservedShared);
+    size_t avail = numBlocks == 1 ? limit : static_cast<size_t>(sm.sharedBytes) / static_cast<size_t>(numBlocks);
+    avail = std::min(avail / 128 * 128, limit);
+    avail = avail > staticBytes ? avail - staticBytes : 0;
+    return std::min(avail, maxDynamic);
 }
 
 Result<PotentialBlockSize> maxPotentialBlockSize(const Function& f, CUoccupancyB2DSize smemForBlock,

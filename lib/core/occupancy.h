@@ -23,4 +23,8 @@ struct PotentialBlockSize {
 Result<PotentialBlockSize> maxPotentialBlockSize(const Function& f, CUoccupancyB2DSize smemForBlock,
                                                  size_t dynamicSmemBytes, int blockSizeLimit, unsigned flags);
 
+// cuOccupancyAvailableDynamicSMemPerBlock: the dynamic shared memory each of
+// 'numBlocks' blocks of 'blockSize' threads may have so that they fit on one SM.
+Result<size_t> availableDynamicSharedPerBlock(const Function& f, int numBlocks, int blockSize);
+
 }  // namespace nvl::core

@@ -13,6 +13,9 @@ namespace nvl::core {
 
 class Device;
 
+// True on the library's thread while it runs a host function (core/host_func.h).
+bool insideHostFunction();
+
 class Runtime {
 public:
     static Runtime& get();
@@ -20,8 +23,13 @@ public:
     // cuInit: opens the driver once; later calls return the first result.
     Status init(unsigned flags);
     bool initialized() const { return initialized_.load(std::memory_order_acquire); }
-    // CUDA_ERROR_NOT_INITIALIZED before a successful cuInit.
-    Status checkInit() const { return initialized() ? kOk : Status(CUDA_ERROR_NOT_INITIALIZED); }
+    // CUDA_ERROR_NOT_INITIALIZED before a successful cuInit;
+    // CUDA_ERROR_NOT_PERMITTED inside a host function (libcuda's rule).
+    Status checkInit() const {
+        if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+        if (insideHostFunction()) return CUDA_ERROR_NOT_PERMITTED;
+        return kOk;
+    }
 
     int deviceCount() const { return static_cast<int>(devices_.size()); }
     // nullptr when the ordinal is out of range.

@@ -1,6 +1,8 @@
 // Copies between pageable host memory and the GPU, through a ring of pinned
 // buffers: the CPU fills (or drains) one buffer while the copy engine moves
-// the others.
+// the others. Rectangles are packed: a buffer holds whole lines back to back
+// (or a piece of one line wider than a buffer), and the copy engine writes
+// or reads them at the GPU side's pitch.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +11,7 @@
 #include <mutex>
 
 #include "common/status.h"
+#include "core/copy_rect.h"
 #include "hw/gpu_memory.h"
 
 namespace nvl::hw {
@@ -26,10 +29,19 @@ public:
     ~Staging();
 
     // Copies in 'stream' on the copy channel 'channel'.
-    // Returns once the source is in pinned buffers (the DMA may still run).
-    Status toDevice(Stream& stream, hw::Channel& channel, uint64_t dst, const void* src, uint64_t bytes);
-    // Returns once the data is in 'dst'.
-    Status fromDevice(Stream& stream, hw::Channel& channel, void* dst, uint64_t src, uint64_t bytes);
+    // 'r.src' is pageable host memory, 'r.dst' GPU memory. Returns once the
+    // source is in pinned buffers (the DMA may still run).
+    Status toDevice(Stream& stream, hw::Channel& channel, const Rect& r);
+    // 'r.src' is GPU memory, 'r.dst' pageable host memory. Returns once the
+    // data is in 'r.dst'.
+    Status fromDevice(Stream& stream, hw::Channel& channel, const Rect& r);
+
+    Status toDevice(Stream& stream, hw::Channel& channel, uint64_t dst, const void* src, uint64_t bytes) {
+        return toDevice(stream, channel, Rect::linear(dst, reinterpret_cast<uint64_t>(src), bytes));
+    }
+    Status fromDevice(Stream& stream, hw::Channel& channel, void* dst, uint64_t src, uint64_t bytes) {
+        return fromDevice(stream, channel, Rect::linear(reinterpret_cast<uint64_t>(dst), src, bytes));
+    }
 
     // The channels are going away (the context waited for them, or they
     // faulted): the buffers must not wait for them any more.

@@ -1,5 +1,7 @@
 #include "core/stream.h"
 
+#include <atomic>
+
 #include "core/context.h"
 #include "core/handle_registry.h"
 #include "core/runtime.h"
@@ -38,6 +40,22 @@ void Dependencies::pruneDone() {
     count_ = kept;
 }
 
+bool Dependencies::covers(const Dependencies& other, bool reachedCount) const {
+    for (const Point& p : other) {
+        if (reachedCount && p.done()) continue;
+        bool found = false;
+        for (const Point& q : *this)
+            if (q.channel == p.channel && q.value >= p.value) found = true;
+        if (!found) return false;
+    }
+    return true;
+}
+
+uint64_t Stream::newId() {
+    static std::atomic<uint64_t> last{0};
+    return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 void Stream::collect(Dependencies& deps, const Point* extra) const {
     deps.add(last());
     if (kind_ == Kind::Legacy) ctx_.addBlockingStreamPoints(deps);
@@ -53,8 +71,11 @@ bool Stream::quiet() const {
     return true;
 }
 
-Status Stream::afterSubmit(hw::Channel& ch, uint64_t value) {
-    return Runtime::get().launchBlocking() ? ch.wait(value) : kOk;
+Status Stream::afterSubmit(hw::Channel& ch, uint64_t value) const {
+    if (!Runtime::get().launchBlocking()) return kOk;
+    Status s = ch.wait(value);
+    ctx_.flushDeviceOutput();
+    return s;
 }
 
 // The legacy stream's work includes, as in libcuda, what the blocking streams
@@ -76,14 +97,36 @@ Status Stream::query(bool withImplicit) const {
 }
 
 Status Stream::synchronize(bool withImplicit) const {
-    for (const Point& p : work(withImplicit)) NVL_TRY(p.channel->wait(p.value));
-    return kOk;
+    Status s = kOk;
+    for (const Point& p : work(withImplicit)) {
+        s = p.channel->wait(p.value);
+        if (!s.ok()) break;
+    }
+    ctx_.flushDeviceOutput();
+    return s;
 }
 
 Status Stream::waitFor(Point p) {
     if (p.done()) return kOk;
     hw::Channel& ch = lastChannelOr(computeChannel());
     return submit(ch, 0, [](hw::PushWriter&) {}, &p).status();
+}
+
+Status Stream::waitForAll(const Dependencies& points) {
+    Dependencies open = points;
+    open.pruneDone();
+    if (open.size() == 0) return kOk;
+    hw::Channel& ch = lastChannelOr(computeChannel());
+    return submitWithData(
+               ch, 0, 0, [](hw::PushWriter&, const hw::Channel::DataSlot&) {}, nullptr,
+               hw::Channel::Completion::Channel, &open)
+        .status();
+}
+
+Dependencies Stream::followed() const {
+    Dependencies deps = upcoming();
+    deps.merge(known());
+    return deps;
 }
 
 }  // namespace nvl::core

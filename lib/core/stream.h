@@ -44,6 +44,13 @@ public:
     void prune(const hw::Channel& ch);
     // Drops the points already reached.
     void pruneDone();
+    // Adds every point of 'other'.
+    void merge(const Dependencies& other) {
+        for (const Point& p : other) add(p);
+    }
+    // Every point of 'other' is at or before a point of this set on its
+    // channel ('reachedCount': or already reached).
+    bool covers(const Dependencies& other, bool reachedCount = true) const;
     void clear() { count_ = 0; }
     size_t size() const { return count_; }
     const Point* begin() const { return points_; }
@@ -59,7 +66,8 @@ private:
 class Stream {
 public:
     enum class Kind { Legacy, Blocking, NonBlocking };
-    Stream(Context& ctx, Kind kind, unsigned flags, int priority) : ctx_(ctx), kind_(kind), flags_(flags), priority_(priority) {}
+    Stream(Context& ctx, Kind kind, unsigned flags, int priority)
+        : ctx_(ctx), kind_(kind), flags_(flags), priority_(priority), id_(newId()) {}
     Stream(const Stream&) = delete;
     Stream& operator=(const Stream&) = delete;
 
@@ -72,6 +80,8 @@ public:
     Kind kind() const { return kind_; }
     unsigned flags() const { return flags_; }
     int priority() const { return priority_; }
+    // Unique in the process (cuStreamGetId).
+    uint64_t id() const { return id_; }
 
     // The channels the stream submits to (set once, before any work).
     void setLane(size_t index, hw::ContextChannels::Lane lane) {
@@ -89,14 +99,20 @@ public:
         return submitWithData(
             ch, dwords, 0, [&](hw::PushWriter& w, const hw::Channel::DataSlot&) { fill(w); }, extra);
     }
+    // 'waited', when given, receives everything the submission comes after
+    // (its own channel's earlier work included).
     template <class Fill>
     Result<uint64_t> submitWithData(hw::Channel& ch, size_t dwords, size_t dataBytes, Fill&& fill,
                                     const Point* extra = nullptr,
-                                    hw::Channel::Completion completion = hw::Channel::Completion::Channel) {
+                                    hw::Channel::Completion completion = hw::Channel::Completion::Channel,
+                                    const Dependencies* extraSet = nullptr, Dependencies* waited = nullptr) {
         std::lock_guard lock(submitMutex_);
         if (retired_) return CUDA_ERROR_INVALID_HANDLE;  // destroyed while this call ran
         Dependencies deps;
         collect(deps, extra);
+        if (extraSet) deps.merge(*extraSet);
+        if (waited) *waited = deps;
+        const Dependencies before = deps;
         deps.prune(ch);
         NVL_ASSIGN_OR_RETURN(uint64_t value,
                              ch.submitWithData(dwords + deps.size() * hw::Channel::kWaitDwords, dataBytes,
@@ -105,7 +121,7 @@ public:
                                                    fill(w, slot);
                                                },
                                                completion));
-        setLast({&ch, value});
+        setLast({&ch, value}, before);
         NVL_TRY(afterSubmit(ch, value));
         return value;
     }
@@ -135,10 +151,42 @@ public:
     Status synchronize(bool withImplicit = true) const;
     // Makes the stream's later work wait for 'p' (cuStreamWaitEvent).
     Status waitFor(Point p);
+    // Makes the stream's later work wait for every point of 'points'.
+    Status waitForAll(const Dependencies& points);
+    // What the stream's later work is known to come after: the points its
+    // submissions waited for (the implicit order's and events' included),
+    // its own, and those learnt from the events it waited for.
+    Dependencies known() const {
+        std::lock_guard lock(pointMutex_);
+        return known_;
+    }
+    // The points an operation submitted now would wait for: the stream's
+    // own work and the implicit order's.
+    Dependencies upcoming() const {
+        Dependencies deps;
+        collect(deps, nullptr);
+        return deps;
+    }
+    // Those and what the stream already follows: the stream's later work
+    // comes after all of them.
+    Dependencies followed() const;
+    // Waits on the host for the points upcoming() names.
+    Status waitUpcoming() const {
+        for (const Point& p : upcoming()) NVL_TRY(p.channel->wait(p.value));
+        return kOk;
+    }
+    // 'points' (an event's known set) precede the stream's later work: the
+    // stream waited for them through an event.
+    void learn(const Dependencies& points) {
+        std::lock_guard lock(pointMutex_);
+        known_.merge(points);
+    }
     // Forgets the channels (before they are destroyed).
     void reset() {
         std::lock_guard lock(submitMutex_);
-        setLast({});
+        std::lock_guard pointLock(pointMutex_);
+        last_ = {};
+        known_.clear();
     }
     // cuStreamDestroy: no submission after this; returns the newest work.
     Point retire() {
@@ -148,14 +196,19 @@ public:
     }
 
 private:
+    static uint64_t newId();
     void collect(Dependencies& deps, const Point* extra) const;
-    // CUDA_LAUNCH_BLOCKING=1: every submission returns once it is done.
-    static Status afterSubmit(hw::Channel& ch, uint64_t value);
+    // CUDA_LAUNCH_BLOCKING=1: every submission returns once it is done
+    // (and what its kernel printed is out).
+    Status afterSubmit(hw::Channel& ch, uint64_t value) const;
     // The work query() and synchronize() cover.
     Dependencies work(bool withImplicit) const;
-    void setLast(Point p) {
+    void setLast(Point p, const Dependencies& before) {
         std::lock_guard lock(pointMutex_);
         last_ = p;
+        // At most one point per channel: reached ones stay (they are still followed).
+        known_.merge(before);
+        known_.add(p);
     }
 
     Context& ctx_;
@@ -163,6 +216,7 @@ private:
     const Kind kind_;
     const unsigned flags_;
     const int priority_;
+    const uint64_t id_;
     size_t laneIndex_ = 0;
     hw::ContextChannels::Lane lane_;
     // Lock order: submitMutex_, then the context's stream list, then any
@@ -171,6 +225,7 @@ private:
     bool retired_ = false;  // under submitMutex_
     mutable std::mutex pointMutex_;
     Point last_;
+    Dependencies known_;
 };
 
 }  // namespace nvl::core

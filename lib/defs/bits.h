@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "common/assert.h"
+
 namespace nvl::nv {
 
 struct BitField {
@@ -16,11 +18,14 @@ struct BitField {
     constexpr uint64_t mask() const {
         return (width() >= 64 ? ~0ull : ((1ull << width()) - 1)) << lo;
     }
-    // The value placed in its bit range of a word (32 bit registers and methods).
+    // The largest value the field holds.
+    constexpr uint64_t max() const { return mask() >> lo; }
+    // The value placed in its bit range of a word (32 bit registers and
+    // methods). It must fit: checked builds stop on one that does not.
     constexpr uint32_t value(uint64_t v) const {
+        NVL_ASSERT(v <= max() && hi < 32);
         return static_cast<uint32_t>((v << lo) & mask());
     }
-    constexpr uint64_t value64(uint64_t v) const { return (v << lo) & mask(); }
     constexpr uint64_t get(uint64_t word) const { return (word & mask()) >> lo; }
 };
 
@@ -31,6 +36,10 @@ struct MultiWordField {
     uint32_t lo;
 
     constexpr uint32_t width() const { return hi - lo + 1; }
+    // The largest value the field holds.
+    constexpr uint64_t max() const { return width() >= 64 ? ~0ull : (1ull << width()) - 1; }
+    // Whether 'v' fits in the field.
+    constexpr bool holds(uint64_t v) const { return width() >= 64 || (v >> width()) == 0; }
 };
 
 }  // namespace nvl::nv

@@ -8,49 +8,41 @@
 #include <cstdint>
 
 #include "defs/bits.h"
+#include "defs/method.h"
 
 namespace nvl::nv {
 
-// The class id, HOPPER_DMA_COPY_A, is in rm_classes.h. Method offsets are byte offsets.
+// The copy engine's methods (method.h: typed by this tag; offsets in bytes).
+// The Ampere and Ada copy classes (C6B5, C7B5) have the same ones.
+struct Nvc8b5 {};
 
 // Semaphore address (A: upper bits, B: lower) and 64-bit payload, used by LAUNCH_DMA.
-inline constexpr uint32_t NVC8B5_SET_SEMAPHORE_A = 0x240;
+inline constexpr Method<Nvc8b5, 0x240> NVC8B5_SET_SEMAPHORE_A{};
 inline constexpr BitField NVC8B5_SET_SEMAPHORE_A_UPPER{24, 0};
-inline constexpr uint32_t NVC8B5_SET_SEMAPHORE_B = 0x244;
-inline constexpr BitField NVC8B5_SET_SEMAPHORE_B_LOWER{31, 0};
-inline constexpr uint32_t NVC8B5_SET_SEMAPHORE_PAYLOAD = 0x248;
-inline constexpr BitField NVC8B5_SET_SEMAPHORE_PAYLOAD_PAYLOAD{31, 0};
-inline constexpr uint32_t NVC8B5_SET_SEMAPHORE_PAYLOAD_UPPER = 0x24C;
-inline constexpr BitField NVC8B5_SET_SEMAPHORE_PAYLOAD_UPPER_PAYLOAD{31, 0};
+inline constexpr Method<Nvc8b5, 0x244> NVC8B5_SET_SEMAPHORE_B{};
+inline constexpr Method<Nvc8b5, 0x248> NVC8B5_SET_SEMAPHORE_PAYLOAD{};
+inline constexpr Method<Nvc8b5, 0x24C> NVC8B5_SET_SEMAPHORE_PAYLOAD_UPPER{};
 
-// LAUNCH_DMA: starts the copy described by the methods below; every field and value.
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA = 0x300;
+// LAUNCH_DMA: starts the copy described by the methods below.
+inline constexpr Method<Nvc8b5, 0x300> NVC8B5_LAUNCH_DMA{};
 inline constexpr BitField NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE{1, 0};
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_NONE = 0x0;
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_PIPELINED = 0x1;
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_NON_PIPELINED = 0x2;
 inline constexpr BitField NVC8B5_LAUNCH_DMA_FLUSH_ENABLE{2, 2};
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_FLUSH_ENABLE_FALSE = 0x0;
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_FLUSH_ENABLE_TRUE = 0x1;
 inline constexpr BitField NVC8B5_LAUNCH_DMA_FLUSH_TYPE{25, 25};
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_FLUSH_TYPE_SYS = 0x0;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_FLUSH_TYPE_GL = 0x1;
 inline constexpr BitField NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE{4, 3};
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE_NONE = 0x0;
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_SEMAPHORE_NO_TIMESTAMP = 0x1;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_SEMAPHORE_WITH_TIMESTAMP = 0x2;
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_ONE_WORD_SEMAPHORE = 0x1;
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_FOUR_WORD_SEMAPHORE = 0x2;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_CONDITIONAL_INTR_SEMAPHORE = 0x3;
 inline constexpr BitField NVC8B5_LAUNCH_DMA_INTERRUPT_TYPE{6, 5};
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_INTERRUPT_TYPE_NONE = 0x0;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_INTERRUPT_TYPE_BLOCKING = 0x1;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_INTERRUPT_TYPE_NON_BLOCKING = 0x2;
 inline constexpr BitField NVC8B5_LAUNCH_DMA_SRC_MEMORY_LAYOUT{7, 7};
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SRC_MEMORY_LAYOUT_BLOCKLINEAR = 0x0;
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SRC_MEMORY_LAYOUT_PITCH = 0x1;
 inline constexpr BitField NVC8B5_LAUNCH_DMA_DST_MEMORY_LAYOUT{8, 8};
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_DST_MEMORY_LAYOUT_BLOCKLINEAR = 0x0;
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_DST_MEMORY_LAYOUT_PITCH = 0x1;
 inline constexpr BitField NVC8B5_LAUNCH_DMA_MULTI_LINE_ENABLE{9, 9};
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_MULTI_LINE_ENABLE_FALSE = 0x0;
@@ -58,130 +50,51 @@ inline constexpr uint32_t NVC8B5_LAUNCH_DMA_MULTI_LINE_ENABLE_TRUE = 0x1;
 inline constexpr BitField NVC8B5_LAUNCH_DMA_REMAP_ENABLE{10, 10};
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_REMAP_ENABLE_FALSE = 0x0;
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_REMAP_ENABLE_TRUE = 0x1;
-inline constexpr BitField NVC8B5_LAUNCH_DMA_FORCE_RMWDISABLE{11, 11};
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_FORCE_RMWDISABLE_FALSE = 0x0;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_FORCE_RMWDISABLE_TRUE = 0x1;
 inline constexpr BitField NVC8B5_LAUNCH_DMA_SRC_TYPE{12, 12};
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SRC_TYPE_VIRTUAL = 0x0;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SRC_TYPE_PHYSICAL = 0x1;
 inline constexpr BitField NVC8B5_LAUNCH_DMA_DST_TYPE{13, 13};
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_DST_TYPE_VIRTUAL = 0x0;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_DST_TYPE_PHYSICAL = 0x1;
 inline constexpr BitField NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION{17, 14};
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_IMIN = 0x0;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_IMAX = 0x1;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_IXOR = 0x2;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_IAND = 0x3;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_IOR = 0x4;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_IADD = 0x5;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_INC = 0x6;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_DEC = 0x7;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_INVALIDA = 0x8;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_INVALIDB = 0x9;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_FADD = 0xA;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_FMIN = 0xB;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_FMAX = 0xC;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_INVALIDC = 0xD;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_INVALIDD = 0xE;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_INVALIDE = 0xF;
 inline constexpr BitField NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_SIGN{18, 18};
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_SIGN_SIGNED = 0x0;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_SIGN_UNSIGNED = 0x1;
 inline constexpr BitField NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_ENABLE{19, 19};
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_ENABLE_FALSE = 0x0;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_REDUCTION_ENABLE_TRUE = 0x1;
-inline constexpr BitField NVC8B5_LAUNCH_DMA_COPY_TYPE{21, 20};
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_COPY_TYPE_PROT2PROT = 0x0;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_COPY_TYPE_DEFAULT = 0x0;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_COPY_TYPE_SECURE = 0x1;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_COPY_TYPE_NONPROT2NONPROT = 0x2;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_COPY_TYPE_RESERVED = 0x3;
-inline constexpr BitField NVC8B5_LAUNCH_DMA_VPRMODE{22, 22};
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_VPRMODE_VPR_NONE = 0x0;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_VPRMODE_VPR_VID2VID = 0x1;
-inline constexpr BitField NVC8B5_LAUNCH_DMA_MEMORY_SCRUB_ENABLE{23, 23};
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_MEMORY_SCRUB_ENABLE_FALSE = 0x0;
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_MEMORY_SCRUB_ENABLE_TRUE = 0x1;
-inline constexpr BitField NVC8B5_LAUNCH_DMA_RESERVED_START_OF_COPY{24, 24};
 inline constexpr BitField NVC8B5_LAUNCH_DMA_DISABLE_PLC{26, 26};
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_DISABLE_PLC_FALSE = 0x0;
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_DISABLE_PLC_TRUE = 0x1;
 inline constexpr BitField NVC8B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE{27, 27};
-inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE_ONE_WORD = 0x0;
 inline constexpr uint32_t NVC8B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE_TWO_WORD = 0x1;
-inline constexpr BitField NVC8B5_LAUNCH_DMA_RESERVED_ERR_CODE{31, 28};
 
 // Source/destination addresses, pitches and the copy size (LINE_LENGTH_IN bytes x LINE_COUNT
 // lines).
-inline constexpr uint32_t NVC8B5_OFFSET_IN_UPPER = 0x400;
+inline constexpr Method<Nvc8b5, 0x400> NVC8B5_OFFSET_IN_UPPER{};
 inline constexpr BitField NVC8B5_OFFSET_IN_UPPER_UPPER{24, 0};
-inline constexpr uint32_t NVC8B5_OFFSET_IN_LOWER = 0x404;
-inline constexpr BitField NVC8B5_OFFSET_IN_LOWER_VALUE{31, 0};
-inline constexpr uint32_t NVC8B5_OFFSET_OUT_UPPER = 0x408;
+inline constexpr Method<Nvc8b5, 0x404> NVC8B5_OFFSET_IN_LOWER{};
+inline constexpr Method<Nvc8b5, 0x408> NVC8B5_OFFSET_OUT_UPPER{};
 inline constexpr BitField NVC8B5_OFFSET_OUT_UPPER_UPPER{24, 0};
-inline constexpr uint32_t NVC8B5_OFFSET_OUT_LOWER = 0x40C;
-inline constexpr BitField NVC8B5_OFFSET_OUT_LOWER_VALUE{31, 0};
-inline constexpr uint32_t NVC8B5_PITCH_IN = 0x410;
-inline constexpr BitField NVC8B5_PITCH_IN_VALUE{31, 0};
-inline constexpr uint32_t NVC8B5_PITCH_OUT = 0x414;
-inline constexpr BitField NVC8B5_PITCH_OUT_VALUE{31, 0};
-inline constexpr uint32_t NVC8B5_LINE_LENGTH_IN = 0x418;
-inline constexpr BitField NVC8B5_LINE_LENGTH_IN_VALUE{31, 0};
-inline constexpr uint32_t NVC8B5_LINE_COUNT = 0x41C;
-inline constexpr BitField NVC8B5_LINE_COUNT_VALUE{31, 0};
+inline constexpr Method<Nvc8b5, 0x40C> NVC8B5_OFFSET_OUT_LOWER{};
+inline constexpr Method<Nvc8b5, 0x410> NVC8B5_PITCH_IN{};
+inline constexpr Method<Nvc8b5, 0x414> NVC8B5_PITCH_OUT{};
+inline constexpr Method<Nvc8b5, 0x418> NVC8B5_LINE_LENGTH_IN{};
+inline constexpr Method<Nvc8b5, 0x41C> NVC8B5_LINE_COUNT{};
 
 // Remapping (with LAUNCH_DMA_REMAP_ENABLE): constant fills and component swizzles.
-inline constexpr uint32_t NVC8B5_SET_REMAP_CONST_A = 0x700;
-inline constexpr BitField NVC8B5_SET_REMAP_CONST_A_V{31, 0};
-inline constexpr uint32_t NVC8B5_SET_REMAP_CONST_B = 0x704;
-inline constexpr BitField NVC8B5_SET_REMAP_CONST_B_V{31, 0};
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS = 0x708;
+inline constexpr Method<Nvc8b5, 0x700> NVC8B5_SET_REMAP_CONST_A{};
+inline constexpr Method<Nvc8b5, 0x704> NVC8B5_SET_REMAP_CONST_B{};
+inline constexpr Method<Nvc8b5, 0x708> NVC8B5_SET_REMAP_COMPONENTS{};
 inline constexpr BitField NVC8B5_SET_REMAP_COMPONENTS_DST_X{2, 0};
 inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_X_SRC_X = 0x0;
 inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_X_SRC_Y = 0x1;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_X_SRC_Z = 0x2;
 inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_X_SRC_W = 0x3;
 inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_X_CONST_A = 0x4;
 inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_X_CONST_B = 0x5;
 inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_X_NO_WRITE = 0x6;
 inline constexpr BitField NVC8B5_SET_REMAP_COMPONENTS_DST_Y{6, 4};
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_Y_SRC_X = 0x0;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_Y_SRC_Y = 0x1;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_Y_SRC_Z = 0x2;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_Y_SRC_W = 0x3;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_Y_CONST_A = 0x4;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_Y_CONST_B = 0x5;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_Y_NO_WRITE = 0x6;
 inline constexpr BitField NVC8B5_SET_REMAP_COMPONENTS_DST_Z{10, 8};
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_Z_SRC_X = 0x0;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_Z_SRC_Y = 0x1;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_Z_SRC_Z = 0x2;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_Z_SRC_W = 0x3;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_Z_CONST_A = 0x4;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_Z_CONST_B = 0x5;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_Z_NO_WRITE = 0x6;
 inline constexpr BitField NVC8B5_SET_REMAP_COMPONENTS_DST_W{14, 12};
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_W_SRC_X = 0x0;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_W_SRC_Y = 0x1;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_W_SRC_Z = 0x2;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_W_SRC_W = 0x3;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_W_CONST_A = 0x4;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_W_CONST_B = 0x5;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_DST_W_NO_WRITE = 0x6;
 inline constexpr BitField NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE{17, 16};
 inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE_ONE = 0x0;
 inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE_TWO = 0x1;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE_THREE = 0x2;
 inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE_FOUR = 0x3;
 inline constexpr BitField NVC8B5_SET_REMAP_COMPONENTS_NUM_SRC_COMPONENTS{21, 20};
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_NUM_SRC_COMPONENTS_ONE = 0x0;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_NUM_SRC_COMPONENTS_TWO = 0x1;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_NUM_SRC_COMPONENTS_THREE = 0x2;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_NUM_SRC_COMPONENTS_FOUR = 0x3;
 inline constexpr BitField NVC8B5_SET_REMAP_COMPONENTS_NUM_DST_COMPONENTS{25, 24};
 inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_NUM_DST_COMPONENTS_ONE = 0x0;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_NUM_DST_COMPONENTS_TWO = 0x1;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_NUM_DST_COMPONENTS_THREE = 0x2;
-inline constexpr uint32_t NVC8B5_SET_REMAP_COMPONENTS_NUM_DST_COMPONENTS_FOUR = 0x3;
 
 }  // namespace nvl::nv

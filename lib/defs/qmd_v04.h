@@ -14,7 +14,6 @@ namespace nvl::nv {
 // of the QMD (NVIDIA's MW(hi:lo)).
 inline constexpr uint32_t NVCBC0_QMDV04_00_SIZE_BYTES = 384;
 inline constexpr MultiWordField NVCBC0_QMDV04_00_QMD_TYPE{25, 23};
-inline constexpr MultiWordField NVCBC0_QMDV04_00_QMD_MINOR_VERSION{579, 576};
 inline constexpr MultiWordField NVCBC0_QMDV04_00_QMD_MAJOR_VERSION{583, 580};
 inline constexpr MultiWordField NVCBC0_QMDV04_00_SHARED_MEMORY_SIZE{601, 584};
 inline constexpr MultiWordField NVCBC0_QMDV04_00_GRID_WIDTH{1055, 1024};
@@ -42,9 +41,7 @@ inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP_RED_INC = 0x3;
 inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP_RED_DEC = 0x4;
 inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP_RED_AND = 0x5;
 inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP_RED_OR = 0x6;
-inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_OP_RED_XOR = 0x7;
 constexpr MultiWordField NVCBC0_QMDV04_00_RELEASE_REDUCTION_FORMAT(uint32_t i) { return {329 + i * 16, 328 + i * 16}; }
-inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_FORMAT_UNSIGNED = 0x0;
 inline constexpr uint32_t NVCBC0_QMDV04_00_RELEASE_REDUCTION_FORMAT_SIGNED = 0x1;
 constexpr MultiWordField NVCBC0_QMDV04_00_RELEASE_PAYLOAD64B(uint32_t i) { return {332 + i * 16, 332 + i * 16}; }
 // RELEASE_SEMAPHORE{0,1,2}_ADDR_LOWER/UPPER and PAYLOAD_LOWER/UPPER: 128 bits apart.
@@ -62,6 +59,11 @@ constexpr MultiWordField NVCBC0_QMDV04_00_CONSTANT_BUFFER_SIZE_SHIFTED4(uint32_t
 
 // Launch configuration fields the launch path writes.
 inline constexpr uint32_t NVCBC0_QMDV04_00_QMD_TYPE_GRID_CTA = 0x2;
+// Thread block clusters: a grid of GPC-level CGAs of GPC_CGA_WIDTH x HEIGHT x DEPTH CTAs.
+inline constexpr uint32_t NVCBC0_QMDV04_00_QMD_TYPE_GRID_GPC_CGA = 0x3;
+inline constexpr MultiWordField NVCBC0_QMDV04_00_GPC_CGA_WIDTH{2149, 2144};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_GPC_CGA_HEIGHT{2157, 2152};
+inline constexpr MultiWordField NVCBC0_QMDV04_00_GPC_CGA_DEPTH{2165, 2160};
 inline constexpr uint32_t NVCBC0_QMDV04_00_QMD_MAJOR_VERSION_4 = 0x4;
 inline constexpr MultiWordField NVCBC0_QMDV04_00_QMD_GROUP_ID{21, 16};
 inline constexpr MultiWordField NVCBC0_QMDV04_00_SHADER_LOCAL_MEMORY_LOW_SIZE{535, 512};
@@ -94,6 +96,7 @@ inline uint64_t qmdGet(const uint8_t* qmd, MultiWordField f) {
 }
 // Writes one (for tests building QMDs).
 inline void qmdSet(uint8_t* qmd, MultiWordField f, uint64_t v) {
+    NVL_ASSERT(f.holds(v));
     for (uint32_t bit = f.lo; bit <= f.hi; ++bit, v >>= 1) {
         const uint8_t mask = static_cast<uint8_t>(1u << (bit & 7));
         qmd[bit >> 3] = static_cast<uint8_t>((v & 1) ? (qmd[bit >> 3] | mask) : (qmd[bit >> 3] & ~mask));

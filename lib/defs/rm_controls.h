@@ -49,10 +49,6 @@ static_assert(sizeof(NV0000_CTRL_GPU_GET_PROBED_IDS_PARAMS) == 384);
 static_assert(offsetof(NV0000_CTRL_GPU_GET_PROBED_IDS_PARAMS, excludedGpuIds) == 128);
 static_assert(offsetof(NV0000_CTRL_GPU_GET_PROBED_IDS_PARAMS, gpuFlags) == 256);
 
-inline constexpr BitField NV0000_CTRL_GPU_PROBED_ID_FLAGS_SOC_DISPLAY{0, 0};
-inline constexpr uint32_t NV0000_CTRL_GPU_PROBED_ID_FLAGS_SOC_DISPLAY_FALSE = 0x0;
-inline constexpr uint32_t NV0000_CTRL_GPU_PROBED_ID_FLAGS_SOC_DISPLAY_TRUE = 0x1;
-
 // Device/subdevice instance and flags of a GPU id (on the client).
 inline constexpr uint32_t NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2 = 0x205;
 struct NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS {
@@ -70,28 +66,8 @@ static_assert(offsetof(NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS, numaId) == 28);
 
 // NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS::gpuFlags.
 inline constexpr BitField NV0000_CTRL_GPU_ID_INFO_IN_USE{0, 0};
-inline constexpr uint32_t NV0000_CTRL_GPU_ID_INFO_IN_USE_FALSE = 0x0;
-inline constexpr uint32_t NV0000_CTRL_GPU_ID_INFO_IN_USE_TRUE = 0x1;
-inline constexpr BitField NV0000_CTRL_GPU_ID_INFO_LINKED_INTO_SLI_DEVICE{1, 1};
-inline constexpr uint32_t NV0000_CTRL_GPU_ID_INFO_LINKED_INTO_SLI_DEVICE_FALSE = 0x0;
-inline constexpr uint32_t NV0000_CTRL_GPU_ID_INFO_LINKED_INTO_SLI_DEVICE_TRUE = 0x1;
-inline constexpr BitField NV0000_CTRL_GPU_ID_INFO_MOBILE{2, 2};
-inline constexpr uint32_t NV0000_CTRL_GPU_ID_INFO_MOBILE_FALSE = 0x0;
-inline constexpr uint32_t NV0000_CTRL_GPU_ID_INFO_MOBILE_TRUE = 0x1;
 inline constexpr BitField NV0000_CTRL_GPU_ID_INFO_BOOT_MASTER{3, 3};
-inline constexpr uint32_t NV0000_CTRL_GPU_ID_INFO_BOOT_MASTER_FALSE = 0x0;
 inline constexpr uint32_t NV0000_CTRL_GPU_ID_INFO_BOOT_MASTER_TRUE = 0x1;
-inline constexpr BitField NV0000_CTRL_GPU_ID_INFO_SOC{5, 5};
-inline constexpr uint32_t NV0000_CTRL_GPU_ID_INFO_SOC_FALSE = 0x0;
-inline constexpr uint32_t NV0000_CTRL_GPU_ID_INFO_SOC_TRUE = 0x1;
-inline constexpr BitField NV0000_CTRL_GPU_ID_INFO_ATS_ENABLED{6, 6};
-inline constexpr uint32_t NV0000_CTRL_GPU_ID_INFO_ATS_ENABLED_FALSE = 0x0;
-inline constexpr uint32_t NV0000_CTRL_GPU_ID_INFO_ATS_ENABLED_TRUE = 0x1;
-inline constexpr BitField NV0000_CTRL_GPU_ID_INFO_SOC_TYPE{8, 7};
-inline constexpr uint32_t NV0000_CTRL_GPU_ID_INFO_SOC_TYPE_NONE = 0x0;
-inline constexpr uint32_t NV0000_CTRL_GPU_ID_INFO_SOC_TYPE_DISPLAY = 0x1;
-inline constexpr uint32_t NV0000_CTRL_GPU_ID_INFO_SOC_TYPE_IGPU = 0x2;
-inline constexpr uint32_t NV0000_CTRL_GPU_ID_INFO_SOC_TYPE_DISPLAY_AND_IGPU = 0x3;
 
 // Classes the device supports (on NV01_DEVICE_0). V1 takes a user pointer.
 inline constexpr uint32_t NV0080_CTRL_CMD_GPU_GET_CLASSLIST = 0x800201;
@@ -131,13 +107,6 @@ static_assert(sizeof(NV0080_CTRL_GR_ROUTE_INFO) == 16);
 static_assert(offsetof(NV0080_CTRL_GR_ROUTE_INFO, route) == 8);
 using NV2080_CTRL_GR_ROUTE_INFO = NV0080_CTRL_GR_ROUTE_INFO;
 
-inline constexpr BitField NV2080_CTRL_GR_ROUTE_INFO_FLAGS_TYPE{1, 0};
-inline constexpr uint32_t NV2080_CTRL_GR_ROUTE_INFO_FLAGS_TYPE_NONE = 0x0;
-inline constexpr uint32_t NV2080_CTRL_GR_ROUTE_INFO_FLAGS_TYPE_ENGID = 0x1;
-inline constexpr uint32_t NV2080_CTRL_GR_ROUTE_INFO_FLAGS_TYPE_CHANNEL = 0x2;
-inline constexpr BitField NV2080_CTRL_GR_ROUTE_INFO_DATA_CHANNEL_HANDLE{31, 0};
-inline constexpr BitField NV2080_CTRL_GR_ROUTE_INFO_DATA_ENGID{31, 0};
-
 // GR engine facts (SM version, counts, ...) by index (on NV20_SUBDEVICE_0).
 inline constexpr uint32_t NV2080_CTRL_CMD_GR_GET_INFO = 0x20801201;
 struct NV2080_CTRL_GR_GET_INFO_PARAMS {
@@ -151,13 +120,6 @@ static_assert(offsetof(NV2080_CTRL_GR_GET_INFO_PARAMS, grRouteInfo) == 16);
 
 // NV2080_CTRL_GR_INFO::index values (they alias the NV0080 ones), and what INDEX_SM_VERSION and
 // INDEX_GFX_CAPABILITIES return.
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_MAXCLIPS = 0x0;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_MIN_ATTRS_BUG_261894 = 0x1;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_XBUF_MAX_PSETS_PER_BANK = 0x2;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_BUFFER_ALIGNMENT = 0x3;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_SWIZZLE_ALIGNMENT = 0x4;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_VERTEX_CACHE_SIZE = 0x5;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_VPE_COUNT = 0x6;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_SHADER_PIPE_COUNT = 0x7;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_THREAD_STACK_SCALING_FACTOR = 0x8;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_SHADER_PIPE_SUB_COUNT = 0x9;
@@ -166,25 +128,18 @@ inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_SM_REG_BANK_REG_COUNT = 0xB;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_SM_VERSION = 0xC;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_MAX_WARPS_PER_SM = 0xD;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_MAX_THREADS_PER_WARP = 0xE;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_GEOM_GS_OBUF_ENTRIES = 0xF;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_GEOM_XBUF_ENTRIES = 0x10;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_FB_MEMORY_REQUEST_GRANULARITY = 0x11;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_HOST_MEMORY_REQUEST_GRANULARITY = 0x12;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_MAX_SP_PER_SM = 0x13;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS = 0x14;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_FBPS = 0x15;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_ZCULL_BANKS = 0x16;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPC_PER_GPC = 0x17;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_MIN_FBPS = 0x18;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_MXBAR_FBP_PORTS = 0x19;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_TIMESLICE_ENABLED = 0x1A;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_FBPAS = 0x1B;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_PES_PER_GPC = 0x1C;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_GPU_CORE_COUNT = 0x1D;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_TPCS_PER_PES = 0x1E;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_MXBAR_HUB_PORTS = 0x1F;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SM_PER_TPC = 0x20;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_HSHUB_FBP_PORTS = 0x21;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_RT_CORE_COUNT = 0x22;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_TENSOR_CORE_COUNT = 0x23;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GRS = 0x24;
@@ -192,100 +147,22 @@ inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_LTCS = 0x25;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_LTC_SLICES = 0x26;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCMMU_PER_GPC = 0x27;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_LTC_PER_FBP = 0x28;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_ROP_PER_GPC = 0x29;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_FAMILY_MAX_TPC_PER_GPC = 0x2A;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_FBPA_PER_FBP = 0x2B;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_MAX_SUBCONTEXT_COUNT = 0x2C;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_MAX_LEGACY_SUBCONTEXT_COUNT = 0x2D;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_MAX_PER_ENGINE_SUBCONTEXT_COUNT = 0x2E;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_SLICES_PER_LTC = 0x32;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GFXC_SMC_ENGINES = 0x33;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_DUMMY = 0x33;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_GFX_CAPABILITIES = 0x34;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_MAX_MIG_ENGINES = 0x35;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_MAX_PARTITIONABLE_GPCS = 0x36;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_MIN_SUBCTX_PER_SMC_ENG = 0x37;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_NUM_GPCS_PER_DIELET = 0x38;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_LITTER_MAX_NUM_SMC_ENGINES_PER_DIELET = 0x39;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_INDEX_MAX = 0x39;
 inline constexpr uint32_t NV2080_CTRL_GR_INFO_MAX_SIZE = 0x3A;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_NONE = 0x0;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_1_05 = 0x105;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_1_1 = 0x110;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_1_2 = 0x120;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_1_3 = 0x130;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_1_4 = 0x140;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_1_5 = 0x150;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_2_0 = 0x200;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_2_1 = 0x210;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_2_2 = 0x220;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_3_0 = 0x300;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_3_1 = 0x310;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_3_2 = 0x320;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_3_3 = 0x330;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_3_5 = 0x350;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_3_6 = 0x360;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_3_8 = 0x380;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_3_9 = 0x390;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_4_0 = 0x400;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_5_0 = 0x500;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_5_02 = 0x502;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_5_03 = 0x503;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_6_0 = 0x600;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_6_01 = 0x601;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_6_02 = 0x602;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_7_0 = 0x700;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_7_01 = 0x701;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_7_02 = 0x702;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_7_03 = 0x703;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_7_05 = 0x705;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_8_02 = 0x802;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_8_06 = 0x806;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_8_07 = 0x807;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_8_08 = 0x808;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_8_09 = 0x809;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_9_00 = 0x900;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_10_00 = 0xA00;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_10_01 = 0xA01;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_10_03 = 0xA03;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_10_04 = 0xA04;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_12_00 = 0xC00;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_12_01 = 0xC01;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_5_2 = 0x502;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_5_3 = 0x503;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_6_1 = 0x601;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_6_2 = 0x602;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_7_1 = 0x701;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_7_2 = 0x702;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_7_3 = 0x703;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_7_5 = 0x705;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_8_2 = 0x802;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_8_6 = 0x806;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_8_7 = 0x807;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_8_8 = 0x808;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_8_9 = 0x809;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_9_0 = 0x900;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_10_0 = 0xA00;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_10_1 = 0xA01;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_10_3 = 0xA03;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_SM_VERSION_10_4 = 0xA04;
-inline constexpr BitField NV2080_CTRL_GR_INFO_GFX_CAPABILITIES_2D{0, 0};
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_GFX_CAPABILITIES_2D_FALSE = 0x0;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_GFX_CAPABILITIES_2D_TRUE = 0x1;
-inline constexpr BitField NV2080_CTRL_GR_INFO_GFX_CAPABILITIES_3D{1, 1};
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_GFX_CAPABILITIES_3D_FALSE = 0x0;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_GFX_CAPABILITIES_3D_TRUE = 0x1;
-inline constexpr BitField NV2080_CTRL_GR_INFO_GFX_CAPABILITIES_COMPUTE{2, 2};
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_GFX_CAPABILITIES_COMPUTE_FALSE = 0x0;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_GFX_CAPABILITIES_COMPUTE_TRUE = 0x1;
-inline constexpr BitField NV2080_CTRL_GR_INFO_GFX_CAPABILITIES_I2M{3, 3};
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_GFX_CAPABILITIES_I2M_FALSE = 0x0;
-inline constexpr uint32_t NV2080_CTRL_GR_INFO_GFX_CAPABILITIES_I2M_TRUE = 0x1;
 
 // The GPU UUID (GID), as ASCII or 16 binary bytes.
 inline constexpr uint32_t NV2080_CTRL_CMD_GPU_GET_GID_INFO = 0x2080014A;
 inline constexpr uint64_t NV2080_GPU_MAX_GID_LENGTH = 0x100ull;
-inline constexpr uint64_t NV2080_GPU_MAX_SHA1_BINARY_GID_LENGTH = 0x10ull;
 struct NV2080_CTRL_GPU_GET_GID_INFO_PARAMS {
     uint32_t index;
     uint32_t flags;
@@ -304,7 +181,6 @@ inline constexpr uint32_t NV2080_GPU_CMD_GPU_GET_GID_FLAGS_TYPE_SHA1 = 0x0;
 // The marketing name ("NVIDIA H200").
 inline constexpr uint32_t NV2080_CTRL_CMD_GPU_GET_NAME_STRING = 0x20800110;
 inline constexpr uint32_t NV2080_GPU_MAX_NAME_STRING_LENGTH = 0x40;
-inline constexpr BitField NV2080_CTRL_GPU_GET_NAME_STRING_FLAGS_TYPE{31, 0};
 inline constexpr uint32_t NV2080_CTRL_GPU_GET_NAME_STRING_FLAGS_TYPE_ASCII = 0x0;
 inline constexpr uint32_t NV2080_CTRL_GPU_GET_NAME_STRING_FLAGS_TYPE_UNICODE = 0x1;
 
@@ -363,7 +239,6 @@ using NV2080_CTRL_GPU_GET_COMPUTE_MODE_RULES_PARAMS = NV2080_CTRL_GPU_QUERY_COMP
 inline constexpr uint32_t NV2080_CTRL_GPU_COMPUTE_MODE_RULES_NONE = 0x0;
 inline constexpr uint32_t NV2080_CTRL_GPU_COMPUTE_MODE_RULES_EXCLUSIVE_COMPUTE = 0x1;
 inline constexpr uint32_t NV2080_CTRL_GPU_COMPUTE_MODE_RULES_COMPUTE_PROHIBITED = 0x2;
-inline constexpr uint32_t NV2080_CTRL_GPU_COMPUTE_MODE_RULES_EXCLUSIVE_COMPUTE_PROCESS = 0x3;
 
 // Whether this is silicon or a simulator.
 inline constexpr uint32_t NV2080_CTRL_CMD_GPU_GET_SIMULATION_INFO = 0x20800119;
@@ -374,16 +249,6 @@ static_assert(sizeof(NV2080_CTRL_GPU_GET_SIMULATION_INFO_PARAMS) == 4);
 static_assert(offsetof(NV2080_CTRL_GPU_GET_SIMULATION_INFO_PARAMS, type) == 0);
 
 inline constexpr uint32_t NV2080_CTRL_GPU_GET_SIMULATION_INFO_TYPE_NONE = 0x0;
-inline constexpr uint32_t NV2080_CTRL_GPU_GET_SIMULATION_INFO_TYPE_MODS_AMODEL = 0x1;
-inline constexpr uint32_t NV2080_CTRL_GPU_GET_SIMULATION_INFO_TYPE_LIVE_AMODEL = 0x2;
-inline constexpr uint32_t NV2080_CTRL_GPU_GET_SIMULATION_INFO_TYPE_FMODEL = 0x3;
-inline constexpr uint32_t NV2080_CTRL_GPU_GET_SIMULATION_INFO_TYPE_RTL = 0x4;
-inline constexpr uint32_t NV2080_CTRL_GPU_GET_SIMULATION_INFO_TYPE_EMU = 0x5;
-inline constexpr uint32_t NV2080_CTRL_GPU_GET_SIMULATION_INFO_TYPE_EMU_LOW_POWER = 0x6;
-inline constexpr uint32_t NV2080_CTRL_GPU_GET_SIMULATION_INFO_TYPE_DFPGA = 0x7;
-inline constexpr uint32_t NV2080_CTRL_GPU_GET_SIMULATION_INFO_TYPE_DFPGA_RTL = 0x8;
-inline constexpr uint32_t NV2080_CTRL_GPU_GET_SIMULATION_INFO_TYPE_DFPGA_FMODEL = 0x9;
-inline constexpr uint32_t NV2080_CTRL_GPU_GET_SIMULATION_INFO_TYPE_UNKNOWN = 0xFFFFFFFF;
 
 // Clock boost requests (what CUDA uses to raise clocks while work runs).
 inline constexpr uint32_t NV2080_CTRL_CMD_PERF_BOOST = 0x2080200A;
@@ -395,17 +260,10 @@ static_assert(sizeof(NV2080_CTRL_PERF_BOOST_PARAMS) == 8);
 static_assert(offsetof(NV2080_CTRL_PERF_BOOST_PARAMS, duration) == 4);
 
 inline constexpr BitField NV2080_CTRL_PERF_BOOST_FLAGS_CMD{1, 0};
-inline constexpr uint32_t NV2080_CTRL_PERF_BOOST_FLAGS_CMD_CLEAR = 0x0;
-inline constexpr uint32_t NV2080_CTRL_PERF_BOOST_FLAGS_CMD_BOOST_1LEVEL = 0x1;
 inline constexpr uint32_t NV2080_CTRL_PERF_BOOST_FLAGS_CMD_BOOST_TO_MAX = 0x2;
 inline constexpr BitField NV2080_CTRL_PERF_BOOST_FLAGS_CUDA{4, 4};
-inline constexpr uint32_t NV2080_CTRL_PERF_BOOST_FLAGS_CUDA_NO = 0x0;
 inline constexpr uint32_t NV2080_CTRL_PERF_BOOST_FLAGS_CUDA_YES = 0x1;
-inline constexpr BitField NV2080_CTRL_PERF_BOOST_FLAGS_ASYNC{5, 5};
-inline constexpr uint32_t NV2080_CTRL_PERF_BOOST_FLAGS_ASYNC_NO = 0x0;
-inline constexpr uint32_t NV2080_CTRL_PERF_BOOST_FLAGS_ASYNC_YES = 0x1;
 inline constexpr BitField NV2080_CTRL_PERF_BOOST_FLAGS_CUDA_PRIORITY{6, 6};
-inline constexpr uint32_t NV2080_CTRL_PERF_BOOST_FLAGS_CUDA_PRIORITY_DEFAULT = 0x0;
 inline constexpr uint32_t NV2080_CTRL_PERF_BOOST_FLAGS_CUDA_PRIORITY_HIGH = 0x1;
 inline constexpr uint32_t NV2080_CTRL_PERF_BOOST_DURATION_MAX = 3600;
 inline constexpr uint32_t NV2080_CTRL_PERF_BOOST_DURATION_INFINITE = 0xFFFFFFFF;
@@ -413,115 +271,32 @@ inline constexpr uint32_t NV2080_CTRL_PERF_BOOST_DURATION_INFINITE = 0xFFFFFFFF;
 // Framebuffer facts by index (sizes in KB unless the name says otherwise).
 inline constexpr uint32_t NV2080_CTRL_CMD_FB_GET_INFO_V2 = 0x20801303;
 // NV2080_CTRL_FB_INFO::index values and the enumerations some of them return.
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_TILE_REGION_COUNT = 0x0;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_COMPRESSION_SIZE = 0x1;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_DRAM_PAGE_STRIDE = 0x2;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_TILE_REGION_FREE_COUNT = 0x3;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_PARTITION_COUNT = 0x4;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_BAR1_SIZE = 0x5;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_BANK_SWIZZLE_ALIGNMENT = 0x6;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_RAM_SIZE = 0x7;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_TOTAL_RAM_SIZE = 0x8;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_HEAP_SIZE = 0x9;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_MAPPABLE_HEAP_SIZE = 0xA;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_BUS_WIDTH = 0xB;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_RAM_CFG = 0xC;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_RAM_TYPE = 0xD;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_BANK_COUNT = 0xE;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_OVERLAY_OFFSET_ADJUSTMENT = 0xF;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_GPU_VADDR_SPACE_SIZE_KB = 0xF;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_GPU_VADDR_HEAP_SIZE_KB = 0xF;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_GPU_VADDR_MAPPBLE_SIZE_KB = 0xF;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_EFFECTIVE_BW = 0xF;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_FB_TAX_SIZE_KB = 0x10;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_HEAP_BASE_KB = 0x11;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_LARGEST_FREE_REGION_SIZE_KB = 0x12;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_LARGEST_FREE_REGION_BASE_KB = 0x13;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_PARTITION_MASK = 0x14;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_VISTA_RESERVED_HEAP_SIZE = 0x15;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_HEAP_FREE = 0x16;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_RAM_LOCATION = 0x17;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_FB_IS_BROKEN = 0x18;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_FBP_COUNT = 0x19;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_FBP_MASK = 0x1A;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_L2CACHE_SIZE = 0x1B;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_MEMORYINFO_VENDOR_ID = 0x1C;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_BAR1_AVAIL_SIZE = 0x1D;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_HEAP_START = 0x1E;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_BAR1_MAX_CONTIGUOUS_AVAIL_SIZE = 0x1F;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_USABLE_RAM_SIZE = 0x20;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_TRAINIG_2T = 0x21;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_LTC_COUNT = 0x22;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_LTS_COUNT = 0x23;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_L2CACHE_ONLY_MODE = 0x24;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_PSEUDO_CHANNEL_MODE = 0x25;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_SMOOTHDISP_RSVD_BAR1_SIZE = 0x26;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_HEAP_OFFLINE_SIZE = 0x27;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_1TO1_COMPTAG_ENABLED = 0x28;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_SUSPEND_RESUME_RSVD_SIZE = 0x29;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_ALLOW_PAGE_RETIREMENT = 0x2A;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_LTC_MASK = 0x2B;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_POISON_FUSE_ENABLED = 0x2C;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_FBPA_ECC_ENABLED = 0x2D;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_DYNAMIC_PAGE_OFFLINING_ENABLED = 0x2E;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_FORCED_BAR1_64KB_MAPPING_ENABLED = 0x2F;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_P2P_MAILBOX_SIZE = 0x30;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_P2P_MAILBOX_ALIGNMENT = 0x31;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_P2P_MAILBOX_BAR1_MAX_OFFSET_64KB = 0x32;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_PROTECTED_MEM_SIZE_TOTAL_KB = 0x33;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_PROTECTED_MEM_SIZE_FREE_KB = 0x34;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_ECC_STATUS_SIZE = 0x35;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_IS_ZERO_FB = 0x36;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_PARTITION_MASK_0 = 0x14;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_PARTITION_MASK_1 = 0x37;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_LTC_MASK_0 = 0x2B;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_LTC_MASK_1 = 0x38;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_ACCESS_COUNTER_BUFFER_COUNT = 0x39;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_COHERENCE_INFO = 0x3A;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_NUMA_NODE_ID = 0x3B;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_MAX = 0x3B;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_MAX_LIST_SIZE = 0x80;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_UNKNOWN = 0x0;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_SDRAM = 0x1;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_DDR1 = 0x2;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_SDDR2 = 0x3;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_DDR2 = 0x3;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_GDDR2 = 0x4;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_GDDR3 = 0x5;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_GDDR4 = 0x6;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_SDDR3 = 0x7;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_DDR3 = 0x7;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_GDDR5 = 0x8;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_LPDDR2 = 0x9;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_SDDR4 = 0xC;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_LPDDR4 = 0xD;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_HBM1 = 0xE;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_HBM2 = 0xF;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_GDDR5X = 0x10;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_GDDR6 = 0x11;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_GDDR6X = 0x12;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_LPDDR5 = 0x13;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_HBM3 = 0x14;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_TYPE_GDDR7 = 0x15;
 inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_LOCATION_GPU_DEDICATED = 0x0;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_LOCATION_SYS_SHARED = 0x1;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_RAM_LOCATION_SYS_DEDICATED = 0x2;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_MEMORYINFO_VENDOR_ID_SAMSUNG = 0x1;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_MEMORYINFO_VENDOR_ID_QIMONDA = 0x2;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_MEMORYINFO_VENDOR_ID_ELPIDA = 0x3;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_MEMORYINFO_VENDOR_ID_ETRON = 0x4;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_MEMORYINFO_VENDOR_ID_NANYA = 0x5;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_MEMORYINFO_VENDOR_ID_HYNIX = 0x6;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_MEMORYINFO_VENDOR_ID_MOSEL = 0x7;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_MEMORYINFO_VENDOR_ID_WINBOND = 0x8;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_MEMORYINFO_VENDOR_ID_ESMT = 0x9;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_MEMORYINFO_VENDOR_ID_MICRON = 0xF;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_MEMORYINFO_VENDOR_ID_UNKNOWN = 0xFFFFFFFF;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_PSEUDO_CHANNEL_MODE_UNSUPPORTED = 0x0;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_PSEUDO_CHANNEL_MODE_DISABLED = 0x1;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_PSEUDO_CHANNEL_MODE_ENABLED = 0x2;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_COHERENCE_INFO_NON_FULLY_COHERENT = 0x0;
-inline constexpr uint32_t NV2080_CTRL_FB_INFO_INDEX_COHERENCE_INFO_FULLY_COHERENT = 0x1;
 
 struct NV2080_CTRL_FB_GET_INFO_V2_PARAMS {
     uint32_t fbInfoListSize;
@@ -544,63 +319,15 @@ static_assert(offsetof(NV2080_CTRL_BUS_GET_PCI_INFO_PARAMS, pciExtDeviceId) == 1
 // Bus facts by index (PCIe link capabilities and state).
 inline constexpr uint32_t NV2080_CTRL_CMD_BUS_GET_INFO_V2 = 0x20801823;
 // NV2080_CTRL_BUS_INFO::index values.
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_TYPE = 0x0;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_INTLINE = 0x1;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_CAPS = 0x2;
 inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_CAPS = 0x3;
 inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_ROOT_LINK_CAPS = 0x4;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_UPSTREAM_LINK_CAPS = 0x5;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_DOWNSTREAM_LINK_CAPS = 0x6;
 inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_CTRL_STATUS = 0x7;
 inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_ROOT_LINK_CTRL_STATUS = 0x8;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_UPSTREAM_LINK_CTRL_STATUS = 0x9;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_DOWNSTREAM_LINK_CTRL_STATUS = 0xA;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_COHERENT_DMA_FLAGS = 0xB;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_NONCOHERENT_DMA_FLAGS = 0xC;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_GPU_GART_SIZE = 0xD;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_GPU_GART_FLAGS = 0xE;
 inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_BUS_NUMBER = 0xF;
 inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_DEVICE_NUMBER = 0x10;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_ERRORS = 0x11;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_ROOT_LINK_ERRORS = 0x12;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_INTERFACE_TYPE = 0x13;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GEN2_INFO = 0x14;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_AER = 0x15;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_BOARD_LINK_CAPS = 0x16;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_BOARD_LINK_CTRL_STATUS = 0x17;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_ASLM_STATUS = 0x18;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_LINK_WIDTH_SWITCH_ERROR_COUNT = 0x19;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_LINK_SPEED_SWITCH_ERROR_COUNT = 0x1A;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_CYA_ASPM = 0x1B;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_LINECODE_ERRORS = 0x1C;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_CRC_ERRORS = 0x1D;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_NAKS_RECEIVED = 0x1E;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_FAILED_L0S_EXITS = 0x1F;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_LINECODE_ERRORS_CLEAR = 0x20;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_CRC_ERRORS_CLEAR = 0x21;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_NAKS_RECEIVED_CLEAR = 0x22;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_FAILED_L0S_EXITS_CLEAR = 0x23;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_CORRECTABLE_ERRORS = 0x24;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_NONFATAL_ERRORS = 0x25;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_FATAL_ERRORS = 0x26;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_UNSUPPORTED_REQUESTS = 0x27;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_CORRECTABLE_ERRORS_CLEAR = 0x28;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_NONFATAL_ERRORS_CLEAR = 0x29;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_FATAL_ERRORS_CLEAR = 0x2A;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GPU_LINK_UNSUPPORTED_REQUESTS_CLEAR = 0x2B;
 inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_DOMAIN_NUMBER = 0x2C;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_GEN_INFO = 0x2D;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_GPU_INTERFACE_TYPE = 0x2E;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_UPSTREAM_GEN_INFO = 0x2F;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_PCIE_BOARD_GEN_INFO = 0x30;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_MSI_INFO = 0x31;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_GPU_GART_SIZE_HI = 0x32;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_SYSMEM_CONNECTION_TYPE = 0x33;
 inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_MAX = 0x33;
 inline constexpr uint32_t NV2080_CTRL_BUS_INFO_MAX_LIST_SIZE = 0x34;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_SYSMEM_CONNECTION_TYPE_PCIE = 0x0;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_SYSMEM_CONNECTION_TYPE_NVLINK = 0x1;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_INDEX_SYSMEM_CONNECTION_TYPE_C2C = 0x2;
 
 struct NV2080_CTRL_BUS_GET_INFO_V2_PARAMS {
     uint32_t busInfoListSize;
@@ -611,62 +338,18 @@ static_assert(offsetof(NV2080_CTRL_BUS_GET_INFO_V2_PARAMS, busInfoList) == 4);
 
 // Layout of the *_LINK_CAPS and *_LINK_CTRL_STATUS values.
 inline constexpr BitField NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_MAX_SPEED{3, 0};
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_MAX_SPEED_2500MBPS = 0x1;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_MAX_SPEED_5000MBPS = 0x2;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_MAX_SPEED_8000MBPS = 0x3;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_MAX_SPEED_16000MBPS = 0x4;
 inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_MAX_SPEED_32000MBPS = 0x5;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_MAX_SPEED_64000MBPS = 0x6;
 inline constexpr BitField NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_MAX_WIDTH{9, 4};
-inline constexpr BitField NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_ASPM{11, 10};
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_ASPM_NONE = 0x0;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_ASPM_L0S = 0x1;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_ASPM_L0S_L1 = 0x3;
 inline constexpr BitField NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_GEN{15, 12};
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_GEN_GEN1 = 0x0;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_GEN_GEN2 = 0x1;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_GEN_GEN3 = 0x2;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_GEN_GEN4 = 0x3;
 inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_GEN_GEN5 = 0x4;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_GEN_GEN6 = 0x5;
 inline constexpr BitField NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_CURR_LEVEL{19, 16};
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_CURR_LEVEL_GEN1 = 0x0;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_CURR_LEVEL_GEN2 = 0x1;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_CURR_LEVEL_GEN3 = 0x2;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_CURR_LEVEL_GEN4 = 0x3;
 inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_CURR_LEVEL_GEN5 = 0x4;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_CURR_LEVEL_GEN6 = 0x5;
 inline constexpr BitField NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_GPU_GEN{23, 20};
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_GPU_GEN_GEN1 = 0x0;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_GPU_GEN_GEN2 = 0x1;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_GPU_GEN_GEN3 = 0x2;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_GPU_GEN_GEN4 = 0x3;
 inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_GPU_GEN_GEN5 = 0x4;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_GPU_GEN_GEN6 = 0x5;
-inline constexpr BitField NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_SPEED_CHANGES{24, 24};
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_SPEED_CHANGES_ENABLED = 0x0;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CAP_SPEED_CHANGES_DISABLED = 0x1;
-inline constexpr BitField NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_ASPM{1, 0};
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_ASPM_DISABLED = 0x0;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_ASPM_L0S = 0x1;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_ASPM_L1 = 0x2;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_ASPM_L0S_L1 = 0x3;
 inline constexpr BitField NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_LINK_SPEED{19, 16};
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_LINK_SPEED_2500MBPS = 0x1;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_LINK_SPEED_5000MBPS = 0x2;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_LINK_SPEED_8000MBPS = 0x3;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_LINK_SPEED_16000MBPS = 0x4;
 inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_LINK_SPEED_32000MBPS = 0x5;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_LINK_SPEED_64000MBPS = 0x6;
 inline constexpr BitField NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_LINK_WIDTH{25, 20};
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_LINK_WIDTH_UNDEFINED = 0x0;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_LINK_WIDTH_X1 = 0x1;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_LINK_WIDTH_X2 = 0x2;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_LINK_WIDTH_X4 = 0x4;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_LINK_WIDTH_X8 = 0x8;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_LINK_WIDTH_X12 = 0xC;
 inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_LINK_WIDTH_X16 = 0x10;
-inline constexpr uint32_t NV2080_CTRL_BUS_INFO_PCIE_LINK_CTRL_STATUS_LINK_WIDTH_X32 = 0x20;
 
 // The GPU's nanosecond timer (PTIMER), as read by RM.
 inline constexpr uint32_t NV2080_CTRL_CMD_TIMER_GET_TIME = 0x20800403;
@@ -711,18 +394,8 @@ static_assert(offsetof(NV2080_CTRL_ECC_GET_CLIENT_EXPOSED_COUNTERS_PARAMS, sramE
 // Clock domain bits (RM's NV2080_CTRL_CLK_DOMAIN_* values; not in the open
 // headers: taken from NVIDIA's nvgpu driver, include/nvgpu/pmu/clk/clk.h
 // CTRL_CLK_DOMAIN_*, and matching what both queries returned on H200).
-inline constexpr uint32_t NV2080_CTRL_CLK_DOMAIN_UNDEFINED = 0x0;
 inline constexpr uint32_t NV2080_CTRL_CLK_DOMAIN_GPCCLK = 0x1;  // SM / graphics clock
-inline constexpr uint32_t NV2080_CTRL_CLK_DOMAIN_XBARCLK = 0x2;
-inline constexpr uint32_t NV2080_CTRL_CLK_DOMAIN_SYSCLK = 0x4;
-inline constexpr uint32_t NV2080_CTRL_CLK_DOMAIN_HUBCLK = 0x8;
 inline constexpr uint32_t NV2080_CTRL_CLK_DOMAIN_MCLK = 0x10;  // memory clock
-inline constexpr uint32_t NV2080_CTRL_CLK_DOMAIN_HOSTCLK = 0x20;
-inline constexpr uint32_t NV2080_CTRL_CLK_DOMAIN_DISPCLK = 0x40;
-inline constexpr uint32_t NV2080_CTRL_CLK_DOMAIN_UTILSCLK = 0x40000;
-inline constexpr uint32_t NV2080_CTRL_CLK_DOMAIN_PWRCLK = 0x80000;
-inline constexpr uint32_t NV2080_CTRL_CLK_DOMAIN_NVDCLK = 0x100000;
-inline constexpr uint32_t NV2080_CTRL_CLK_DOMAIN_PCIEGENCLK = 0x200000;
 
 // Clock ranges of one perf level (frequencies in kHz).
 inline constexpr uint32_t NV2080_CTRL_CMD_PERF_GET_LEVEL_INFO_V2 = 0x2080200B;
@@ -747,14 +420,6 @@ struct NV2080_CTRL_PERF_GET_LEVEL_INFO_V2_PARAMS {
 static_assert(sizeof(NV2080_CTRL_PERF_GET_LEVEL_INFO_V2_PARAMS) == 780);
 static_assert(offsetof(NV2080_CTRL_PERF_GET_LEVEL_INFO_V2_PARAMS, perfGetClkInfoList) == 8);
 static_assert(offsetof(NV2080_CTRL_PERF_GET_LEVEL_INFO_V2_PARAMS, perfGetClkInfoListSize) == 776);
-
-inline constexpr BitField NV2080_CTRL_PERF_GET_LEVEL_INFO_FLAGS_TYPE{0, 0};
-inline constexpr uint32_t NV2080_CTRL_PERF_GET_LEVEL_INFO_FLAGS_TYPE_DEFAULT = 0x0;
-inline constexpr uint32_t NV2080_CTRL_PERF_GET_LEVEL_INFO_FLAGS_TYPE_OVERCLOCK = 0x1;
-inline constexpr BitField NV2080_CTRL_PERF_GET_LEVEL_INFO_FLAGS_MODE{2, 1};
-inline constexpr uint32_t NV2080_CTRL_PERF_GET_LEVEL_INFO_FLAGS_MODE_NONE = 0x0;
-inline constexpr uint32_t NV2080_CTRL_PERF_GET_LEVEL_INFO_FLAGS_MODE_DESKTOP = 0x1;
-inline constexpr uint32_t NV2080_CTRL_PERF_GET_LEVEL_INFO_FLAGS_MODE_MAXPERF = 0x2;
 
 // The clock query libcuda makes (observed, not from NVIDIA's headers: PERF
 // interface, legacy non-privileged, message 0x26). Fill numDomains and

@@ -22,10 +22,7 @@ static_assert(offsetof(NvProcessorUuid, uuid) == 0);
 
 // Processor counts that size UVM arrays (NV_MAX_DEVICES GPUs, 8 MIG sub-processors each).
 inline constexpr uint32_t NV_MAX_DEVICES = 32;
-inline constexpr uint32_t UVM_PARENT_ID_MAX_SUB_PROCESSORS = 8;
 inline constexpr uint32_t UVM_MAX_GPUS = 0x100;
-inline constexpr uint32_t UVM_MAX_PROCESSORS = 257;
-inline constexpr uint32_t UVM_MAX_GPUS_V1 = 32;
 
 // Must be the first ioctl on a new UVM fd.
 inline constexpr uint32_t UVM_INITIALIZE = 0x30000001;
@@ -37,8 +34,6 @@ static_assert(sizeof(UVM_INITIALIZE_PARAMS) == 16);
 static_assert(offsetof(UVM_INITIALIZE_PARAMS, rmStatus) == 8);
 
 // UVM_INITIALIZE_PARAMS::flags.
-inline constexpr uint64_t UVM_INIT_FLAGS_DISABLE_HMM = 0x1ull;
-inline constexpr uint64_t UVM_INIT_FLAGS_MULTI_PROCESS_SHARING_MODE = 0x2ull;
 inline constexpr uint64_t UVM_INIT_FLAGS_MASK = 0x3ull;
 
 // Second fd that keeps the mm alive until UVM has torn down (see uvm_ioctl.h).
@@ -142,27 +137,11 @@ static_assert(offsetof(UVM_CREATE_EXTERNAL_RANGE_PARAMS, length) == 8);
 static_assert(offsetof(UVM_CREATE_EXTERNAL_RANGE_PARAMS, rmStatus) == 16);
 
 // UvmGpuMappingAttributes enumerations (nv_uvm_user_types.h enums, as constants).
-inline constexpr uint32_t UvmGpuMappingTypeDefault = 0;
 inline constexpr uint32_t UvmGpuMappingTypeReadWriteAtomic = 1;
-inline constexpr uint32_t UvmGpuMappingTypeReadWrite = 2;
-inline constexpr uint32_t UvmGpuMappingTypeReadOnly = 3;
 inline constexpr uint32_t UvmGpuMappingTypeCount = 4;
-inline constexpr uint32_t UvmGpuCachingTypeDefault = 0;
-inline constexpr uint32_t UvmGpuCachingTypeForceUncached = 1;
-inline constexpr uint32_t UvmGpuCachingTypeForceCached = 2;
 inline constexpr uint32_t UvmGpuCachingTypeCount = 3;
-inline constexpr uint32_t UvmGpuFormatTypeDefault = 0;
-inline constexpr uint32_t UvmGpuFormatTypeBlockLinear = 1;
 inline constexpr uint32_t UvmGpuFormatTypeCount = 2;
-inline constexpr uint32_t UvmGpuFormatElementBitsDefault = 0;
-inline constexpr uint32_t UvmGpuFormatElementBits8 = 1;
-inline constexpr uint32_t UvmGpuFormatElementBits16 = 2;
-inline constexpr uint32_t UvmGpuFormatElementBits32 = 4;
-inline constexpr uint32_t UvmGpuFormatElementBits64 = 5;
-inline constexpr uint32_t UvmGpuFormatElementBits128 = 6;
 inline constexpr uint32_t UvmGpuFormatElementBitsCount = 7;
-inline constexpr uint32_t UvmGpuCompressionTypeDefault = 0;
-inline constexpr uint32_t UvmGpuCompressionTypeEnabledNoPlc = 1;
 inline constexpr uint32_t UvmGpuCompressionTypeCount = 2;
 
 struct UvmGpuMappingAttributes {

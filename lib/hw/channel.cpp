@@ -147,13 +147,42 @@ Result<Channel::Reserved> Channel::beginLocked(size_t dwords, size_t dataBytes) 
     return r;
 }
 
-void Channel::writeWait(PushWriter& w, uint64_t value) const {
-    const uint64_t va = semaphoreVa();
-    w.inc(Subchannel::Host, nv::NVC86F_SEM_ADDR_LO,
-          {lo32(va), hi32(va), lo32(value), hi32(value),
-           nv::NVC86F_SEM_EXECUTE_OPERATION.value(nv::NVC86F_SEM_EXECUTE_OPERATION_ACQ_CIRC_GEQ) |
-               nv::NVC86F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG.value(nv::NVC86F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG_EN) |
-               nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE.value(nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE_64BIT)});
+void Channel::writeWait(PushWriter& w, uint64_t value) const { writeAcquire(w, semaphoreVa(), value); }
+
+void writeAcquire(PushWriter& w, uint64_t va, uint64_t value) {
+    w.inc(nv::NVC86F_SEM_ADDR_LO(lo32(va)), nv::NVC86F_SEM_ADDR_HI(hi32(va)), nv::NVC86F_SEM_PAYLOAD_LO(lo32(value)),
+          nv::NVC86F_SEM_PAYLOAD_HI(hi32(value)),
+          nv::NVC86F_SEM_EXECUTE(
+              nv::NVC86F_SEM_EXECUTE_OPERATION.value(nv::NVC86F_SEM_EXECUTE_OPERATION_ACQ_CIRC_GEQ) |
+              nv::NVC86F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG.value(nv::NVC86F_SEM_EXECUTE_ACQUIRE_SWITCH_TSG_EN) |
+              nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE.value(nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE_64BIT)));
+}
+
+namespace {
+
+// The copy engine's semaphore release of 'payload' at 'va' once its copies
+// have landed (flushed to system memory); 'type' says whether the GPU time
+// comes with it (the four-word form) or not.
+void writeCopySemaphore(PushWriter& w, uint64_t va, uint64_t payload, uint32_t type) {
+    w.inc(nv::NVC8B5_SET_SEMAPHORE_A(nv::NVC8B5_SET_SEMAPHORE_A_UPPER.value(hi32(va))), nv::NVC8B5_SET_SEMAPHORE_B(lo32(va)),
+          nv::NVC8B5_SET_SEMAPHORE_PAYLOAD(lo32(payload)), nv::NVC8B5_SET_SEMAPHORE_PAYLOAD_UPPER(hi32(payload)));
+    w.inc(nv::NVC8B5_LAUNCH_DMA(nv::NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE.value(nv::NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_NONE) |
+                                nv::NVC8B5_LAUNCH_DMA_FLUSH_ENABLE.value(nv::NVC8B5_LAUNCH_DMA_FLUSH_ENABLE_TRUE) |
+                                nv::NVC8B5_LAUNCH_DMA_FLUSH_TYPE.value(nv::NVC8B5_LAUNCH_DMA_FLUSH_TYPE_SYS) |
+                                nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE.value(type) |
+                                nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE.value(
+                                    nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE_TWO_WORD)));
+}
+
+}  // namespace
+
+void Channel::writeHostRelease(PushWriter& w, uint64_t va, uint64_t payload, uint32_t executeFlags) const {
+    w.inc(nv::NVC86F_SEM_ADDR_LO(lo32(va)), nv::NVC86F_SEM_ADDR_HI(hi32(va)), nv::NVC86F_SEM_PAYLOAD_LO(lo32(payload)),
+          nv::NVC86F_SEM_PAYLOAD_HI(hi32(payload)),
+          nv::NVC86F_SEM_EXECUTE(nv::NVC86F_SEM_EXECUTE_OPERATION.value(nv::NVC86F_SEM_EXECUTE_OPERATION_RELEASE) |
+                                 nv::NVC86F_SEM_EXECUTE_RELEASE_WFI.value(releaseWfi()) |
+                                 nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE.value(nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE_64BIT) |
+                                 executeFlags));
 }
 
 uint32_t Channel::releaseWfi() const {
@@ -163,22 +192,11 @@ uint32_t Channel::releaseWfi() const {
 void Channel::writeTimestamp(PushWriter& w, uint64_t va, uint64_t payload) const {
     if (kind_ == EngineKind::Copy) {
         // The copy engine's four-word release: payload, then its time, after its copies.
-        w.inc(Subchannel::Copy, nv::NVC8B5_SET_SEMAPHORE_A,
-              {nv::NVC8B5_SET_SEMAPHORE_A_UPPER.value(hi32(va)), lo32(va), lo32(payload), hi32(payload)});
-        w.inc(Subchannel::Copy, nv::NVC8B5_LAUNCH_DMA,
-              {nv::NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE.value(nv::NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_NONE) |
-               nv::NVC8B5_LAUNCH_DMA_FLUSH_ENABLE.value(nv::NVC8B5_LAUNCH_DMA_FLUSH_ENABLE_TRUE) |
-               nv::NVC8B5_LAUNCH_DMA_FLUSH_TYPE.value(nv::NVC8B5_LAUNCH_DMA_FLUSH_TYPE_SYS) |
-               nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE.value(nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_FOUR_WORD_SEMAPHORE) |
-               nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE.value(nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE_TWO_WORD)});
+        writeCopySemaphore(w, va, payload, nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_FOUR_WORD_SEMAPHORE);
     } else {
         // Host semaphore with the time, after the channel's earlier work.
-        w.inc(Subchannel::Host, nv::NVC86F_SEM_ADDR_LO,
-              {lo32(va), hi32(va), lo32(payload), hi32(payload),
-               nv::NVC86F_SEM_EXECUTE_OPERATION.value(nv::NVC86F_SEM_EXECUTE_OPERATION_RELEASE) |
-                   nv::NVC86F_SEM_EXECUTE_RELEASE_WFI.value(releaseWfi()) |
-                   nv::NVC86F_SEM_EXECUTE_RELEASE_TIMESTAMP.value(nv::NVC86F_SEM_EXECUTE_RELEASE_TIMESTAMP_EN) |
-                   nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE.value(nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE_64BIT)});
+        writeHostRelease(w, va, payload,
+                         nv::NVC86F_SEM_EXECUTE_RELEASE_TIMESTAMP.value(nv::NVC86F_SEM_EXECUTE_RELEASE_TIMESTAMP_EN));
     }
 }
 
@@ -186,24 +204,12 @@ void Channel::writeRelease(PushWriter& w, uint64_t value) {
     const uint64_t va = semaphoreVa();
     if (kind_ == EngineKind::Copy) {
         // The copy engine releases after its copies land (flush to system memory).
-        w.inc(Subchannel::Copy, nv::NVC8B5_SET_SEMAPHORE_A,
-              {nv::NVC8B5_SET_SEMAPHORE_A_UPPER.value(hi32(va)), lo32(va), lo32(value), hi32(value)});
-        w.inc(Subchannel::Copy, nv::NVC8B5_LAUNCH_DMA,
-              {nv::NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE.value(nv::NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_NONE) |
-               nv::NVC8B5_LAUNCH_DMA_FLUSH_ENABLE.value(nv::NVC8B5_LAUNCH_DMA_FLUSH_ENABLE_TRUE) |
-               nv::NVC8B5_LAUNCH_DMA_FLUSH_TYPE.value(nv::NVC8B5_LAUNCH_DMA_FLUSH_TYPE_SYS) |
-               nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE.value(
-                   nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_SEMAPHORE_NO_TIMESTAMP) |
-               nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE.value(nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_PAYLOAD_SIZE_TWO_WORD)});
+        writeCopySemaphore(w, va, value, nv::NVC8B5_LAUNCH_DMA_SEMAPHORE_TYPE_RELEASE_SEMAPHORE_NO_TIMESTAMP);
     } else {
         // Host semaphore after the channel's earlier work: behind the acquire
         // of the previous submission (whose launches release on completion),
         // or after wait-for-idle.
-        w.inc(Subchannel::Host, nv::NVC86F_SEM_ADDR_LO,
-              {lo32(va), hi32(va), lo32(value), hi32(value),
-               nv::NVC86F_SEM_EXECUTE_OPERATION.value(nv::NVC86F_SEM_EXECUTE_OPERATION_RELEASE) |
-                   nv::NVC86F_SEM_EXECUTE_RELEASE_WFI.value(releaseWfi()) |
-                   nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE.value(nv::NVC86F_SEM_EXECUTE_PAYLOAD_SIZE_64BIT)});
+        writeHostRelease(w, va, value, 0);
     }
 }
 
@@ -216,7 +222,7 @@ Result<uint64_t> Channel::endLocked(Reserved& r, Completion completion) {
     const size_t length = w.dwords();
     const uint64_t segmentVa = pushVa_ + begin * 4;
     const uint64_t entry =
-        nv::NVC86F_GP_ENTRY0_GET.value64(segmentVa >> 2) |
+        nv::NVC86F_GP_ENTRY0_GET.value(lo32(segmentVa) >> 2) |
         (static_cast<uint64_t>(nv::NVC86F_GP_ENTRY1_GET_HI.value(hi32(segmentVa)) |
                                nv::NVC86F_GP_ENTRY1_LENGTH.value(static_cast<uint32_t>(length)))
          << 32);

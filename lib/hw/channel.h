@@ -6,6 +6,7 @@
 // host memory) with the submission's number, so completion is a load.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -59,6 +60,10 @@ private:
     std::atomic<size_t> used_{0};  // slots in use or freed
 };
 
+// Methods making the channel they are written to wait until the 64-bit
+// semaphore at 'va' reaches 'value' (Channel::kWaitDwords of them).
+void writeAcquire(PushWriter& w, uint64_t va, uint64_t value);
+
 class Channel {
 public:
     // Allocates the channel in a channel group (TSG) with a context share,
@@ -70,7 +75,6 @@ public:
     Channel& operator=(const Channel&) = delete;
 
     EngineKind kind() const { return kind_; }
-    Subchannel subchannel() const { return kind_ == EngineKind::Copy ? Subchannel::Copy : Subchannel::Compute; }
     uint32_t handle() const { return object_.handle(); }
     Gpu& gpu() const { return gpu_; }
 
@@ -118,9 +122,9 @@ public:
     bool isDone(uint64_t value) const { return completed() >= value; }
     // Waits until the timeline reaches 'value' (or the channel faults), the
     // way the channel's wait mode says, or 'mode'.
-    Status wait(uint64_t value) { return wait(value, waitMode_); }
+    Status wait(uint64_t value) { return wait(value, waitMode_.load(std::memory_order_relaxed)); }
     Status wait(uint64_t value, WaitMode mode);
-    void setWaitMode(WaitMode mode) { waitMode_ = mode; }
+    void setWaitMode(WaitMode mode) { waitMode_.store(mode, std::memory_order_relaxed); }
     // A fault the driver reported on this channel (error notifier), else OK:
     // channelErrorStatus() of the RC error RM wrote. Cheap (one load).
     Status error() const;
@@ -135,15 +139,19 @@ public:
     uint64_t semaphoreVa() const { return semaphoreMemory_->va(); }
     // Methods making the channel they are written to wait until this
     // channel's timeline reaches 'value'.
-    static constexpr size_t kWaitDwords = 6;
+    static constexpr size_t kWaitDwords = PushWriter::dwordsFor(5);
     void writeWait(PushWriter& w, uint64_t value) const;
     // Methods writing 'payload' and the GPU time (ns) into the 16 bytes at
     // 'va' once the channel's earlier work is done.
-    static constexpr size_t kTimestampDwords = 8;
+    // (The copy engine's four-word semaphore and LAUNCH_DMA, or a host semaphore.)
+    static constexpr size_t kTimestampDwords =
+        std::max(PushWriter::dwordsFor(4) + PushWriter::dwordsFor(1), PushWriter::dwordsFor(5));
     void writeTimestamp(PushWriter& w, uint64_t va, uint64_t payload) const;
 
 private:
-    static constexpr size_t kReleaseDwords = 8;
+    // A release: the copy engine's semaphore and LAUNCH_DMA, or a host semaphore.
+    static constexpr size_t kReleaseDwords =
+        std::max(PushWriter::dwordsFor(4) + PushWriter::dwordsFor(1), PushWriter::dwordsFor(5));
     static constexpr size_t kDataAlign = 256;
 
     struct Reserved {
@@ -157,6 +165,9 @@ private:
     Result<Reserved> beginLocked(size_t dwords, size_t dataBytes);
     Result<uint64_t> endLocked(Reserved& r, Completion completion);
     void writeRelease(PushWriter& w, uint64_t value);
+    // A host semaphore release of 'payload' at 'va' after the channel's
+    // earlier work, with 'executeFlags' added to SEM_EXECUTE.
+    void writeHostRelease(PushWriter& w, uint64_t va, uint64_t payload, uint32_t executeFlags) const;
     // Whether a host release on a compute channel must wait for idle first.
     uint32_t releaseWfi() const;
 
@@ -184,7 +195,7 @@ private:
     uint64_t dataVa_ = 0;
     uint64_t* semaphore_ = nullptr;
 
-    WaitMode waitMode_ = WaitMode::Auto;
+    std::atomic<WaitMode> waitMode_{WaitMode::Auto};  // cuCtxSetFlags changes it while others wait
     bool orderedByAcquire_ = false;
     std::atomic<FaultScope*> scope_{nullptr};  // set once
     mutable std::atomic<bool> errorTraced_{false};

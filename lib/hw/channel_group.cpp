@@ -52,14 +52,21 @@ Status ChannelGroup::bindEngines(const std::vector<Channel*>& channels) {
     const uint64_t shared = gpu_.vaSpace().sharedWindow();
     const uint64_t local = gpu_.vaSpace().localWindow();
     std::vector<std::pair<Channel*, uint64_t>> ready;
+    // SET_OBJECT, then (compute) the shared and local memory windows.
+    constexpr size_t kBindDwords = PushWriter::dwordsFor(1) + 2 * PushWriter::dwordsFor(2);
     for (Channel* ch : channels) {
-        Result<uint64_t> r = ch->submit(16, [&](PushWriter& w) {
+        Result<uint64_t> r = ch->submit(kBindDwords, [&](PushWriter& w) {
+            using namespace nv;
             if (ch->kind() == EngineKind::Compute) {
-                w.inc(Subchannel::Compute, nv::NVC86F_SET_OBJECT, {info.computeClass});
-                w.inc(Subchannel::Compute, nv::NVCBC0_SET_SHADER_SHARED_MEMORY_WINDOW_A, {hi32(shared), lo32(shared)});
-                w.inc(Subchannel::Compute, nv::NVCBC0_SET_SHADER_LOCAL_MEMORY_WINDOW_A, {hi32(local), lo32(local)});
+                w.incOn<Subchannel::Compute>(NVC86F_SET_OBJECT(NVC86F_SET_OBJECT_NVCLASS.value(info.computeClass)));
+                w.inc(NVCBC0_SET_SHADER_SHARED_MEMORY_WINDOW_A(
+                          NVCBC0_SET_SHADER_SHARED_MEMORY_WINDOW_A_BASE_ADDRESS_UPPER.value(hi32(shared))),
+                      NVCBC0_SET_SHADER_SHARED_MEMORY_WINDOW_B(lo32(shared)));
+                w.inc(NVCBC0_SET_SHADER_LOCAL_MEMORY_WINDOW_A(
+                          NVCBC0_SET_SHADER_LOCAL_MEMORY_WINDOW_A_BASE_ADDRESS_UPPER.value(hi32(local))),
+                      NVCBC0_SET_SHADER_LOCAL_MEMORY_WINDOW_B(lo32(local)));
             } else {
-                w.inc(Subchannel::Copy, nv::NVC86F_SET_OBJECT, {info.copyClass});
+                w.incOn<Subchannel::Copy>(NVC86F_SET_OBJECT(NVC86F_SET_OBJECT_NVCLASS.value(info.copyClass)));
             }
         });
         if (!r) return r.status();
@@ -133,6 +140,14 @@ Result<std::unique_ptr<ContextChannels>> ContextChannels::create(Gpu& gpu, WaitM
     first.copy->joinFaultScope(c->faultScope_);
     c->lanes_.push_back(first);
     return c;
+}
+
+void ContextChannels::setWaitMode(WaitMode mode) {
+    mode_ = mode;
+    for (Lane& lane : lanes_) {
+        lane.compute->setWaitMode(mode);
+        lane.copy->setWaitMode(mode);
+    }
 }
 
 Result<ContextChannels::Lane> ContextChannels::addLane() {

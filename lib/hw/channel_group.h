@@ -67,6 +67,8 @@ public:
     size_t laneCount() const { return lanes_.size(); }
     Lane lane(size_t i) const { return lanes_[i]; }
     Result<Lane> addLane();
+    // Every lane's channels, and the lanes added later, wait in 'mode'.
+    void setWaitMode(WaitMode mode);
 
 private:
     WaitMode mode_ = WaitMode::Auto;

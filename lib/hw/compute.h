@@ -38,6 +38,13 @@ struct LaunchGeometry {
     uint32_t grid[3];
     uint32_t block[3];
     uint32_t dynamicSharedBytes;
+    // A thread block cluster shape given at launch (CTAs per cluster in each
+    // dimension; zeros: none, each block its own cluster of one).
+    uint32_t cluster[3] = {0, 0, 0};
+    // Cooperative launch: the grid gets a workspace for cooperative groups'
+    // grid-wide barrier.
+    bool cooperative = false;
+    uint64_t gridId = 0;  // %gridid
 };
 
 // What constant bank 0 and the QMD need from the context and the GPU.
@@ -47,6 +54,7 @@ struct ComputeState {
     uint32_t localBytesPerThread = 0;  // what SET_SHADER_LOCAL_MEMORY provides
     uint32_t smVersion = 0x90;         // SASS version, e.g. 0x90
     uint32_t maxSmSharedKiB = 228;     // largest shared-memory carveout of the SM
+    uint32_t smCount = 0;              // %nsmid
     const QmdLayout* qmd = &kQmdV04;   // the compute class's QMD version
 };
 
@@ -64,8 +72,9 @@ public:
     static bool acceptsKernel(const KernelDescriptor& k, const ComputeState& s);
     // The QMD fields that depend on the kernel only.
     static Qmd makeTemplate(const KernelDescriptor& k, const ComputeState& s);
-    // Bytes of data-ring space one launch of 'k' takes.
+    // Bytes of data-ring space one launch of 'k' takes (with geometry 'g').
     static size_t dataBytes(const KernelDescriptor& k, const ComputeState& s);
+    static size_t dataBytes(const KernelDescriptor& k, const ComputeState& s, const LaunchGeometry& g);
     // Writes constant bank 0's driver area and the QMD into 'slot'; the
     // caller writes the parameters at 'params'.
     struct Written {
@@ -75,18 +84,18 @@ public:
     static Written write(const Channel::DataSlot& slot, const Qmd& tmpl, const KernelDescriptor& k,
                          const LaunchGeometry& g, const ComputeState& s);
     // The methods that start it.
-    static constexpr size_t kPushDwords = 4;
+    static constexpr size_t kPushDwords = 2 * PushWriter::dwordsFor(1);
     static void push(PushWriter& w, uint64_t qmdVa);
     // Shared memory a block gets (the static window + dynamic).
     static uint32_t sharedBytes(const KernelDescriptor& k, uint32_t dynamicSharedBytes);
 };
 
 // Methods that make the compute engine see new code, constants and data.
-constexpr size_t kInvalidateCachesDwords = 2;
+constexpr size_t kInvalidateCachesDwords = PushWriter::dwordsFor(1);
 void invalidateShaderCaches(PushWriter& w);
 
 // Points the compute engine at a local-memory (stack) buffer.
-constexpr size_t kLocalMemoryDwords = 3 + 4;
+constexpr size_t kLocalMemoryDwords = PushWriter::dwordsFor(2) + PushWriter::dwordsFor(3);
 void setLocalMemory(PushWriter& w, uint64_t va, uint64_t bytesPerTpc);
 
 // Local memory a GPU needs so that every thread can have 'bytesPerThread':

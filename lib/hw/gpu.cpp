@@ -24,12 +24,10 @@ namespace nvl::hw {
 namespace {
 
 constexpr uint64_t kHugePage = 2ull << 20;
-// The GPU VA space: everything a 49-bit VA can reach, but page 0.
+// The GPU VA space: page 0 left out, up to 80 MiB below 2^49 (the 49-bit
+// space the MMU walks; the range tinygrad asks RM for on Ampere and Hopper).
 constexpr uint64_t kGpuVaBase = 0x1000;
-constexpr uint64_t kGpuVaSize = 0x1fffffb000000ull;
-
-constexpr size_t kUsermodeSize = 0x10000;
-
+constexpr uint64_t kGpuVaSize = (1ull << 49) - (80ull << 20);
 
 size_t hostPageSize() {
     static const size_t size = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
@@ -124,12 +122,14 @@ Status Gpu::queryInfo() {
     grParams.grInfoListSize = sizeof gr / sizeof gr[0];
     grParams.grInfoList = reinterpret_cast<uint64_t>(gr);
     NVL_TRY(rm.control(sub, nv::NV2080_CTRL_CMD_GR_GET_INFO, grParams));
+    // NV2080_CTRL_GR_INFO_SM_VERSION_<major>_<minor>: major in bits 15:8,
+    // minor in 7:0 (some chips report the minor in 7:4).
     uint32_t smVersion = gr[0].data;
     info_.smMajor = (smVersion >> 8) & 0xff;
     info_.smMinor = smVersion & 0xff;
     if (info_.smMinor > 0xf) info_.smMinor >>= 4;
     info_.maxWarpsPerSm = gr[1].data;
-    info_.threadsPerWarp = gr[2].data ? gr[2].data : 32;
+    info_.threadsPerWarp = gr[2].data ? gr[2].data : 32;  // every NVIDIA GPU so far, should RM not say
     info_.tpcCount = gr[3].data;
     info_.smPerTpc = gr[4].data;
     info_.gpcCount = gr[5].data;
@@ -139,10 +139,11 @@ Status Gpu::queryInfo() {
     // UUID (binary form).
     nv::NV2080_CTRL_GPU_GET_GID_INFO_PARAMS gid{};
     gid.flags = nv::NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY;
-    gid.length = 16;
+    static_assert(sizeof info_.uuid == sizeof uuid_ && sizeof uuid_ <= sizeof gid.data);
+    gid.length = sizeof uuid_;  // the binary GID is the 16-byte UUID
     NVL_TRY(rm.control(sub, nv::NV2080_CTRL_CMD_GPU_GET_GID_INFO, gid));
-    std::memcpy(info_.uuid, gid.data, 16);
-    std::memcpy(&uuid_, gid.data, 16);
+    std::memcpy(info_.uuid, gid.data, sizeof info_.uuid);
+    std::memcpy(&uuid_, gid.data, sizeof uuid_);
 
     nv::NV2080_CTRL_GPU_GET_NAME_STRING_PARAMS name{};
     name.gpuNameStringFlags = nv::NV2080_CTRL_GPU_GET_NAME_STRING_FLAGS_TYPE_ASCII;
@@ -248,7 +249,7 @@ Status Gpu::bringUp() {
     if (!usermode_) {
         NVL_ASSIGN_OR_RETURN(usermode_, allocObject(rm, subdevice_.handle(), info_.usermodeClass));
         NVL_ASSIGN_OR_RETURN(usermodeMapping_,
-                             rm.mapMemory(RmClient::MapVia::Device, info_.minor, device_.handle(), usermode_.handle(), 0, kUsermodeSize,
+                             rm.mapMemory(RmClient::MapVia::Device, info_.minor, device_.handle(), usermode_.handle(), 0, nv::NVC361_NV_USERMODE__SIZE,
                                           0, nullptr));
         doorbell_ = reinterpret_cast<volatile uint32_t*>(usermodeMapping_.map.as<uint8_t>() +
                                                          nv::NVC361_NOTIFY_CHANNEL_PENDING);
@@ -256,7 +257,7 @@ Status Gpu::bringUp() {
 
     // Leave idle clocks while we hold the GPU, as libcuda does.
     nv::NV2080_CTRL_PERF_BOOST_PARAMS boost{};
-    boost.duration = 0xffffffff;
+    boost.duration = nv::NV2080_CTRL_PERF_BOOST_DURATION_INFINITE;
     boost.flags = nv::NV2080_CTRL_PERF_BOOST_FLAGS_CMD.value(nv::NV2080_CTRL_PERF_BOOST_FLAGS_CMD_BOOST_TO_MAX) |
                   nv::NV2080_CTRL_PERF_BOOST_FLAGS_CUDA.value(nv::NV2080_CTRL_PERF_BOOST_FLAGS_CUDA_YES) |
                   nv::NV2080_CTRL_PERF_BOOST_FLAGS_CUDA_PRIORITY.value(

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "common/assert.h"
 #include "defs/qmd_v03.h"
 #include "defs/qmd_v04.h"
 
@@ -23,6 +24,10 @@ struct QmdLayout {
     bool hasQmdType;  // V04: GRID_CTA must be said explicitly
     Field qmdType;
     uint32_t qmdTypeGridCta;
+    // Thread block clusters (V04): QMD_TYPE GRID_GPC_CGA and the cluster's shape.
+    bool hasCluster;
+    uint32_t qmdTypeGridGpcCga;
+    Field gpcCgaWidth, gpcCgaHeight, gpcCgaDepth;
     bool hasGlobalCaching;  // V03: SM_GLOBAL_CACHING_ENABLE
     Field smGlobalCaching;
     Field groupId, sassVersion, programLower, programUpper;
@@ -51,6 +56,11 @@ inline constexpr QmdLayout kQmdV04 = {
     .hasQmdType = true,
     .qmdType = nv::NVCBC0_QMDV04_00_QMD_TYPE,
     .qmdTypeGridCta = nv::NVCBC0_QMDV04_00_QMD_TYPE_GRID_CTA,
+    .hasCluster = true,
+    .qmdTypeGridGpcCga = nv::NVCBC0_QMDV04_00_QMD_TYPE_GRID_GPC_CGA,
+    .gpcCgaWidth = nv::NVCBC0_QMDV04_00_GPC_CGA_WIDTH,
+    .gpcCgaHeight = nv::NVCBC0_QMDV04_00_GPC_CGA_HEIGHT,
+    .gpcCgaDepth = nv::NVCBC0_QMDV04_00_GPC_CGA_DEPTH,
     .hasGlobalCaching = false,
     .smGlobalCaching = {},
     .groupId = nv::NVCBC0_QMDV04_00_QMD_GROUP_ID,
@@ -107,6 +117,11 @@ inline constexpr QmdLayout kQmdV03 = {
     .hasQmdType = false,
     .qmdType = {},
     .qmdTypeGridCta = 0,
+    .hasCluster = false,
+    .qmdTypeGridGpcCga = 0,
+    .gpcCgaWidth = {},
+    .gpcCgaHeight = {},
+    .gpcCgaDepth = {},
     .hasGlobalCaching = true,
     .smGlobalCaching = nv::NVC6C0_QMDV03_00_SM_GLOBAL_CACHING_ENABLE,
     .groupId = nv::NVC6C0_QMDV03_00_QMD_GROUP_ID,
@@ -165,8 +180,11 @@ public:
 
     // Sets a field (up to 64 bits wide, possibly spanning words), a word at
     // a time: this runs for every launch. (nv::qmdGet/qmdSet, bit by bit,
-    // serve the simulator and tests reading raw QMD bytes.)
+    // serve the simulator and tests reading raw QMD bytes.) The value must
+    // fit: the launch path checks what users give before it gets here, and
+    // checked builds stop on a value the field would cut.
     void set(Field f, uint64_t value) {
+        NVL_ASSERT(f.holds(value) && f.hi < kMaxBytes * 8);
         uint32_t bit = f.lo;
         uint32_t left = f.width();
         while (left > 0) {

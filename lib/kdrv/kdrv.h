@@ -4,6 +4,10 @@
 // Kdrv. The Linux implementation makes the system calls; the simulated one
 // (NVLITE_DEVICE=sim) emulates an NVIDIA driver and a Hopper GPU in-process.
 // Everything above this seam runs unchanged on both.
+//
+// The simulated driver is not part of libnvlite.so: it is libnvlite_sim.so
+// (lib/kdrv/sim), loaded with dlopen the first time the seam is chosen with
+// NVLITE_DEVICE=sim, and entered through kSimEntryName.
 #pragma once
 
 #include <sys/types.h>
@@ -38,9 +42,16 @@ public:
 // driver, anything else the Linux one.
 Kdrv& get();
 
-// Implementations (defined in linux/ and sim/).
+// The Linux implementation (linux/).
 Kdrv& linuxKdrv();
-Kdrv& simKdrv();
+
+// The entry point libnvlite_sim.so exports: returns its Kdrv, or nullptr when
+// 'abiVersion' is not the one it was built with (a library of another
+// build: the Kdrv class and the definitions it passes must match).
+inline constexpr const char* kSimEntryName = "nvliteSimKdrv";
+inline constexpr const char* kSimLibraryName = "libnvlite_sim.so.0";
+inline constexpr uint32_t kSimAbiVersion = 1;
+using SimEntry = Kdrv* (*)(uint32_t abiVersion);
 
 // An owned file descriptor of the seam.
 class Fd {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/trace.h"
+#include "loader/devrt_link.h"
 #include "loader/elf_file.h"
 #include "loader/kernel_info.h"
 #include "loader/layout.h"
@@ -69,7 +70,10 @@ Status readGlobals(const ElfFile& elf, const Layout& layout, Image& image) {
         uint64_t rel = s.relative(sym.value);
         if (!inBounds(rel, sym.size, s.size)) return CUDA_ERROR_INVALID_IMAGE;
         if (image.findGlobal(sym.name)) continue;
-        image.globals.push_back({sym.name, layout.offset[sym.section] + rel, sym.size});
+        // st_other bit 2 marks __managed__ variables (nvcc 13 and NVRTC 13 cubins).
+        constexpr uint8_t kStoCudaManaged = 0x04;
+        image.globals.push_back(
+            {sym.name, layout.offset[sym.section] + rel, sym.size, (sym.other & kStoCudaManaged) != 0});
     }
     return kOk;
 }
@@ -94,6 +98,15 @@ Status readRelocations(const ElfFile& elf, const Layout& layout, Image& image) {
             if (!inBounds(site, width, target.size)) return CUDA_ERROR_INVALID_IMAGE;
             if (r.symbol == 0 || r.symbol >= syms.size()) return CUDA_ERROR_INVALID_IMAGE;
             const ElfSymbol& sym = syms[r.symbol];
+            uint64_t at = layout.offset[target.index] + site;
+            int64_t addend = r.addend;
+            if (!r.explicitAddend && !reloc::implicitAddend(r.type, image.bytes.data() + at, &addend))
+                return CUDA_ERROR_INVALID_IMAGE;
+            if (sym.section == SHN_UNDEF && !sym.name.empty()) {
+                // vprintf, malloc, ...: the device runtime's (devrt::link).
+                image.externs.push_back({at, r.type, sym.name, addend});
+                continue;
+            }
             if (!layout.placed(sym.section)) {
                 if (trace::driver()) trace::print("loader: relocation against unresolved symbol '%s'", sym.name.c_str());
                 return CUDA_ERROR_INVALID_IMAGE;
@@ -101,10 +114,6 @@ Status readRelocations(const ElfFile& elf, const Layout& layout, Image& image) {
             const ElfSection& home = *elf.section(sym.section);
             uint64_t rel = home.relative(sym.value);
             if (rel > home.size) return CUDA_ERROR_INVALID_IMAGE;
-            uint64_t at = layout.offset[target.index] + site;
-            int64_t addend = r.addend;
-            if (!r.explicitAddend && !reloc::implicitAddend(r.type, image.bytes.data() + at, &addend))
-                return CUDA_ERROR_INVALID_IMAGE;
             image.relocations.push_back({at, r.type, layout.offset[home.index] + rel, addend});
         }
     }
@@ -115,7 +124,7 @@ Status checkSection(const ElfFile& elf, const ElfSection& s) {
     const size_t count = elf.sections().size();
     if (s.link >= count) return CUDA_ERROR_INVALID_IMAGE;
     if (s.align > kMaxAlign || (s.align & (s.align - 1)) != 0) return CUDA_ERROR_INVALID_IMAGE;
-    if (s.type == SHT_NOBITS && s.size > kMaxNobitsBytes) return CUDA_ERROR_INVALID_IMAGE;
+    if (!hasFileBytes(s.type) && s.size > kMaxNobitsBytes) return CUDA_ERROR_INVALID_IMAGE;
     if (s.type == SHT_STRTAB && !s.data.empty() && s.data.back() != 0) return CUDA_ERROR_INVALID_IMAGE;
     if (s.type == SHT_SYMTAB && s.index != elf.symtabIndex()) return CUDA_ERROR_INVALID_IMAGE;  // one table only
     if (s.type == SHT_REL || s.type == SHT_RELA) {
@@ -125,7 +134,7 @@ Status checkSection(const ElfFile& elf, const ElfSection& s) {
         NVL_ASSIGN_OR_RETURN(auto entries, elf.relocations(s));
         for (const ElfRelocation& r : entries) {
             if (r.type == reloc::kNone) continue;
-            if (target.type == SHT_NOBITS || r.symbol >= elf.symbols().size()) return CUDA_ERROR_INVALID_IMAGE;
+            if (!hasFileBytes(target.type) || r.symbol >= elf.symbols().size()) return CUDA_ERROR_INVALID_IMAGE;
             // Types the loader does not apply still patch at least a byte.
             const uint32_t width = std::max<uint32_t>(reloc::patchWidth(r.type), 1);
             if (!inBounds(target.relative(r.offset), width, target.size)) return CUDA_ERROR_INVALID_IMAGE;
@@ -215,7 +224,7 @@ Result<size_t> measure(const uint8_t* p) {
     for (uint32_t i = 0; i < eh.e_shnum; ++i) {
         Elf64_Shdr sh;
         std::memcpy(&sh, p + eh.e_shoff + uint64_t{i} * sizeof sh, sizeof sh);
-        if (sh.sh_type != SHT_NOBITS && !extend(sh.sh_offset, 1, sh.sh_size)) return CUDA_ERROR_INVALID_IMAGE;
+        if (hasFileBytes(sh.sh_type) && !extend(sh.sh_offset, 1, sh.sh_size)) return CUDA_ERROR_INVALID_IMAGE;
     }
     return static_cast<size_t>(end);
 }
@@ -233,6 +242,7 @@ Result<Image> parse(Bytes bytes) {
     NVL_TRY(readGlobals(*elf, layout, image));
     NVL_TRY(readKernels(*elf, layout, image));
     NVL_TRY(readRelocations(*elf, layout, image));
+    if (!image.externs.empty()) NVL_TRY(devrt::link(*elf, image));
     if (trace::driver())
         trace::print("loader: cubin sm_%u (from compute_%u): %zu kernels, %zu globals, %zu relocations, %zu+%llu bytes",
                      image.smVersion, image.ptxVersion, image.kernels.size(), image.globals.size(),

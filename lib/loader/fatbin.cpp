@@ -10,63 +10,53 @@ namespace nvl::loader::fatbin {
 
 namespace {
 
-constexpr uint32_t kEntryHeaderBytes = 0x40;
-constexpr uint64_t kFlag64Bit = 0x1;
-constexpr uint64_t kFlagCompressedOld = 0x1000;  // ZLUDA: an older compressed format (not produced by CUDA 12/13)
-constexpr uint64_t kFlagLz4 = 0x2000;
-constexpr uint64_t kFlagZstd = 0x8000;
-constexpr uint64_t kFlagArchSpecific = 0x100000;
+constexpr uint32_t kEntryHeaderBytes = sizeof(EntryHeader);
+// Containers larger than this are not taken (nvcc's are far smaller).
+constexpr uint64_t kMaxContainerBytes = 1ull << 32;
 
 bool sameMajor(uint32_t a, uint32_t b) { return a / 10 == b / 10; }
 
 }  // namespace
 
 Result<size_t> measure(const uint8_t* p) {
-    uint32_t magic = readLe<uint32_t>(p);
-    uint16_t headerSize = readLe<uint16_t>(p + 6);
-    uint64_t size = readLe<uint64_t>(p + 8), total;
-    if (magic != kMagic || headerSize < kHeaderBytes || !addOk(headerSize, size, &total) || total > (1ull << 32))
+    const ContainerHeader h = readLe<ContainerHeader>(p);
+    uint64_t total;
+    if (h.magic != kMagic || h.headerSize < kHeaderBytes || !addOk(h.headerSize, h.size, &total) ||
+        total > kMaxContainerBytes)
         return CUDA_ERROR_INVALID_IMAGE;
     return static_cast<size_t>(total);
 }
 
 Result<std::vector<Entry>> parse(Bytes c) {
-    uint32_t magic;
-    uint16_t version, headerSize;
-    uint64_t size;
-    if (!readAt(c, 0, &magic) || !readAt(c, 4, &version) || !readAt(c, 6, &headerSize) || !readAt(c, 8, &size))
-        return CUDA_ERROR_INVALID_IMAGE;
-    if (magic != kMagic || version != 1 || headerSize < kHeaderBytes || !inBounds(headerSize, size, c.size()))
+    ContainerHeader ch;
+    if (!readAt(c, 0, &ch)) return CUDA_ERROR_INVALID_IMAGE;
+    if (ch.magic != kMagic || ch.version != 1 || ch.headerSize < kHeaderBytes || !inBounds(ch.headerSize, ch.size, c.size()))
         return CUDA_ERROR_INVALID_IMAGE;
     std::vector<Entry> entries;
-    const uint64_t end = headerSize + size;
-    uint64_t off = headerSize;
+    const uint64_t end = ch.headerSize + ch.size;
+    uint64_t off = ch.headerSize;
     while (off < end) {
         if (!inBounds(off, kEntryHeaderBytes, end)) return CUDA_ERROR_INVALID_IMAGE;
-        const uint8_t* h = c.data() + off;
-        uint16_t kind = readLe<uint16_t>(h);
-        uint32_t entryHeader = readLe<uint32_t>(h + 0x04);
-        uint64_t padded = readLe<uint64_t>(h + 0x08);
-        uint32_t compressed = readLe<uint32_t>(h + 0x10);
-        uint64_t flags = readLe<uint64_t>(h + 0x28);
-        if (entryHeader < kEntryHeaderBytes || !inBounds(off, entryHeader, end) ||
-            !inBounds(off + entryHeader, padded, end))
+        const EntryHeader h = readLe<EntryHeader>(c.data() + off);
+        if (h.headerSize < kEntryHeaderBytes || !inBounds(off, h.headerSize, end) ||
+            !inBounds(off + h.headerSize, h.paddedSize, end))
             return CUDA_ERROR_INVALID_IMAGE;
         Entry e{};
-        e.kind = static_cast<Kind>(kind);
-        e.ptxIsa = readLe<uint32_t>(h + 0x18);
-        e.arch = readLe<uint32_t>(h + 0x1c);
-        e.archSpecific = (flags & kFlagArchSpecific) != 0;
-        e.uncompressedSize = readLe<uint64_t>(h + 0x38);
-        if (flags & kFlagZstd) e.compression = Compression::Zstd;
-        else if (flags & kFlagLz4) e.compression = Compression::Lz4;
-        else if (flags & kFlagCompressedOld) e.compression = Compression::Unsupported;
+        e.kind = static_cast<Kind>(h.kind);
+        e.ptxIsa = h.ptxIsa;
+        e.arch = h.arch;
+        e.archSpecific = (h.flags & kEntryFlagArchSpecific) != 0;
+        e.uncompressedSize = h.uncompressedSize;
+        if (h.flags & kEntryFlagZstd) e.compression = Compression::Zstd;
+        else if (h.flags & kEntryFlagLz4) e.compression = Compression::Lz4;
+        else if (h.flags & kEntryFlagCompressedOld) e.compression = Compression::Unsupported;
         else e.compression = Compression::None;
-        uint64_t stored = e.compression == Compression::None ? padded : compressed;
-        if (stored > padded) return CUDA_ERROR_INVALID_IMAGE;
-        e.payload = c.subspan(off + entryHeader, stored);
-        if ((kind == 1 || kind == 2) && (flags & kFlag64Bit)) entries.push_back(e);
-        off += entryHeader + padded;
+        const uint64_t stored = e.compression == Compression::None ? h.paddedSize : h.compressedSize;
+        if (stored > h.paddedSize) return CUDA_ERROR_INVALID_IMAGE;
+        e.payload = c.subspan(off + h.headerSize, stored);
+        const bool known = e.kind == Kind::Ptx || e.kind == Kind::Elf;
+        if (known && (h.flags & kEntryFlag64Bit)) entries.push_back(e);
+        off += h.headerSize + h.paddedSize;
     }
     return entries;
 }

@@ -1,24 +1,19 @@
 // Fatbin containers: what nvcc -fatbin writes and nvcc embeds in programs.
 //
 // Layout (little-endian; ZLUDA's FatbinHeader/FatbinFileHeader in
-// vosen/ZLUDA, checked field by field against nvcc 13 output):
-//   container header, 16 bytes: u32 magic 0xBA55ED50, u16 version 1,
-//     u16 header size, u64 size of the entries that follow
-//   entry header (0x40 bytes for ELF, 0x50 for PTX):
-//     0x00 u16 kind (1 PTX, 2 ELF)   0x02 u16 version 0x101
-//     0x04 u32 header size           0x08 u64 padded payload size
-//     0x10 u32 compressed size       0x18 u32 PTX ISA (major << 16 | minor) / ELF ABI
-//     0x1c u32 arch (90)             0x20 u32 name offset, 0x24 u32 name length
-//     0x28 u64 flags                 0x38 u64 uncompressed size
-//   flags: 0x1 64-bit, 0x10 Linux; 0x2000 LZ4 (ZLUDA; nvcc -compress-mode=
-//   speed), 0x8000 zstd (nvcc 13's default for PTX and -compress-mode=size:
-//   the payload starts with the zstd frame magic 28 b5 2f fd),
-//   0x100000 arch-specific code (set on sm_90a entries, seen in nvcc output).
-//   The payload follows the entry header.
+// vosen/ZLUDA, checked field by field against nvcc 13 output): a
+// ContainerHeader, then entries, each an EntryHeader (0x40 bytes for ELF, a
+// PTX entry's header is 0x50: its headerSize says) and its payload.
+// Entry flags: 0x1 64-bit, 0x10 Linux; 0x2000 LZ4 (ZLUDA; nvcc
+// -compress-mode=speed), 0x8000 zstd (nvcc 13's default for PTX and
+// -compress-mode=size: the payload starts with the zstd frame magic
+// 28 b5 2f fd), 0x100000 arch-specific code (set on sm_90a entries, seen in
+// nvcc output).
 // cuModuleLoadFatBinary may also get the __fatBinC_Wrapper_t nvcc emits:
 // {u32 magic 0x466243B1, u32 version 1|2, const void* container, ...}.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -29,7 +24,52 @@ namespace nvl::loader::fatbin {
 
 inline constexpr uint32_t kMagic = 0xBA55ED50;
 inline constexpr uint32_t kWrapperMagic = 0x466243B1;
-inline constexpr size_t kHeaderBytes = 16;
+
+// The container header (read with readAt: the bytes are untrusted and unaligned).
+struct ContainerHeader {
+    uint32_t magic;       // kMagic
+    uint16_t version;     // 1
+    uint16_t headerSize;  // where the entries start
+    uint64_t size;        // bytes of entries after the header
+};
+static_assert(sizeof(ContainerHeader) == 16);
+static_assert(offsetof(ContainerHeader, version) == 4);
+static_assert(offsetof(ContainerHeader, headerSize) == 6);
+static_assert(offsetof(ContainerHeader, size) == 8);
+inline constexpr size_t kHeaderBytes = sizeof(ContainerHeader);
+
+// An entry's header; its payload follows it.
+struct EntryHeader {
+    uint16_t kind;            // Kind
+    uint16_t version;         // 0x101
+    uint32_t headerSize;      // 0x40 (ELF), 0x50 (PTX): the payload starts there
+    uint64_t paddedSize;      // payload bytes, padding included
+    uint32_t compressedSize;  // payload bytes when compressed
+    uint32_t reserved14;
+    uint32_t ptxIsa;          // PTX: major << 16 | minor; ELF: the ABI
+    uint32_t arch;            // 90 for sm_90 / compute_90
+    uint32_t nameOffset;
+    uint32_t nameLength;
+    uint64_t flags;           // kEntryFlag*
+    uint64_t reserved30;
+    uint64_t uncompressedSize;
+};
+static_assert(sizeof(EntryHeader) == 0x40);
+static_assert(offsetof(EntryHeader, headerSize) == 0x04);
+static_assert(offsetof(EntryHeader, paddedSize) == 0x08);
+static_assert(offsetof(EntryHeader, compressedSize) == 0x10);
+static_assert(offsetof(EntryHeader, ptxIsa) == 0x18);
+static_assert(offsetof(EntryHeader, arch) == 0x1c);
+static_assert(offsetof(EntryHeader, nameOffset) == 0x20);
+static_assert(offsetof(EntryHeader, flags) == 0x28);
+static_assert(offsetof(EntryHeader, uncompressedSize) == 0x38);
+
+// EntryHeader::flags.
+inline constexpr uint64_t kEntryFlag64Bit = 0x1;
+inline constexpr uint64_t kEntryFlagCompressedOld = 0x1000;  // ZLUDA: an older compressed format (not produced by CUDA 12/13)
+inline constexpr uint64_t kEntryFlagLz4 = 0x2000;
+inline constexpr uint64_t kEntryFlagZstd = 0x8000;
+inline constexpr uint64_t kEntryFlagArchSpecific = 0x100000;
 
 enum class Kind : uint16_t { Ptx = 1, Elf = 2 };
 enum class Compression { None, Lz4, Zstd, Unsupported };

@@ -11,6 +11,8 @@
 //   [constant banks, 256-byte aligned]        .nv.constantN[.<kernel>] (bank 0 templates too)
 //   [initialised data, 256-byte aligned]      .nv.global.init
 //   [4 KiB of zeros]                          slack: instruction prefetch past the code
+//   [device runtime, 256-byte aligned]        only for cubins calling vprintf, malloc, ...:
+//                                             its code, its State slot, 4 KiB slack (devrt_link.h)
 //   --- end of Image::bytes ---
 //   [zero-filled data, zeroFillBytes]         .nv.global (__device__ without initialiser)
 //
@@ -77,7 +79,12 @@ struct Kernel {
     uint32_t constBank0Bytes = 0;
     uint64_t constBank0ImageOffset = 0;
     std::vector<ConstantBank> banks;        // every bank other than 0 (1..7), sorted by bank number
+    // What of nvlite's device runtime the kernel calls (DevrtUse bits, set
+    // by devrt::link): the context must provide the printf FIFO / the heap.
+    uint8_t devrtUses = 0;
 };
+
+enum DevrtUse : uint8_t { kDevrtFifo = 1, kDevrtHeap = 2 };
 
 // A __device__ or __constant__ variable (cuModuleGetGlobal). __constant__
 // variables live inside a constant bank placed in the image: writing them is
@@ -86,12 +93,22 @@ struct Global {
     std::string name;
     uint64_t imageOffset;
     uint64_t size;
+    bool managed = false;  // __managed__ (cuLibraryGetManaged)
 };
 
 struct Relocation {
     uint64_t imageOffset;        // where the patch goes (inside bytes)
     uint32_t type;               // R_CUDA_* (relocation.h)
     uint64_t targetImageOffset;  // the symbol
+    int64_t addend;
+};
+
+// A relocation against a symbol the cubin does not define (vprintf, malloc,
+// ...): resolved against the device runtime by devrt::link.
+struct ExternRelocation {
+    uint64_t imageOffset;
+    uint32_t type;
+    std::string symbol;
     int64_t addend;
 };
 
@@ -108,6 +125,11 @@ struct Image {
     std::vector<Kernel> kernels;
     std::vector<Global> globals;
     std::vector<Relocation> relocations;
+    std::vector<ExternRelocation> externs;  // empty once devrt::link ran
+    // With the device runtime linked in: where the 8-byte address of the
+    // context's devrt State goes (the core writes it before placing the image).
+    static constexpr uint64_t kNoDevrt = UINT64_MAX;
+    uint64_t devrtStateOffset = kNoDevrt;
 
     uint64_t allocationBytes() const { return bytes.size() + zeroFillBytes; }
     const Kernel* findKernel(std::string_view name) const;

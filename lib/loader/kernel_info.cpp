@@ -15,8 +15,6 @@ namespace {
 // st_other of kernel entry symbols (STO_CUDA_ENTRY in public cubin writers;
 // nvcc 13 / NVRTC 13 / nvlink set it on every __global__ and nothing else).
 constexpr uint8_t kStoCudaEntry = 0x10;
-// SHT_CUDA_INFO (public section-type table of cubin tools; .nv.info sections).
-constexpr uint32_t kShtCudaInfo = 0x70000000;
 // sm_90 cubins that refer to the reserved shared memory (an undefined
 // .nv.reservedSmem.offset0 symbol; nvcc adds a .nv.shared.reserved.0 section,
 // nvJitLink does not) start every .nv.shared.<kernel> with the 1 KiB the
@@ -48,7 +46,7 @@ struct ModuleInfo {
 
 Status readModuleInfo(const ElfFile& elf, ModuleInfo* out) {
     for (const ElfSection& s : elf.sections()) {
-        if (s.type != kShtCudaInfo || s.info != 0) continue;
+        if (s.type != nvinfo::kShtCudaInfo || s.info != 0) continue;
         NVL_ASSIGN_OR_RETURN(auto records, nvinfo::parse(s.data));
         for (const auto& r : records) {
             std::map<uint32_t, uint32_t>* target = nullptr;
@@ -232,7 +230,7 @@ Status readKernels(const ElfFile& elf, const Layout& layout, Image& image) {
 
         ParamCbank cbank;
         for (const ElfSection& s : elf.sections()) {
-            if (s.type == kShtCudaInfo && s.info == text.index) {
+            if (s.type == nvinfo::kShtCudaInfo && s.info == text.index) {
                 NVL_TRY(readKernelInfo(s.data, k, &cbank));
                 break;
             }

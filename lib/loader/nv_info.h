@@ -19,6 +19,11 @@
 
 namespace nvl::loader::nvinfo {
 
+// Section types of the records and of the call graph (SHT_CUDA_INFO,
+// SHT_CUDA_CALLGRAPH in the public section-type table of cubin tools).
+inline constexpr uint32_t kShtCudaInfo = 0x70000000;
+inline constexpr uint32_t kShtCudaCallgraph = 0x70000001;  // u32 pairs (caller, callee symbol index)
+
 // Record formats (EIFMT_*): NVAL has no value, BVAL/HVAL carry it in the
 // 16-bit field, SVAL is followed by that many payload bytes.
 enum Format : uint8_t { kNval = 1, kBval = 2, kHval = 3, kSval = 4 };
@@ -26,6 +31,7 @@ enum Format : uint8_t { kNval = 1, kBval = 2, kHval = 3, kSval = 4 };
 enum Attribute : uint8_t {
     kMaxThreads = 0x05,       // SVAL u32 x, y, z: __launch_bounds__ / .maxntid
     kParamCbank = 0x0a,       // SVAL u32 sym of .nv.constant0.<k>, u16 offset, u16 size
+    kExterns = 0x0f,          // SVAL u32[] undefined functions the kernel calls (symbol indices)
     kReqntid = 0x10,          // SVAL u32 x, y, z: .reqntid
     kFrameSize = 0x11,        // SVAL u32 sym, u32 bytes (module .nv.info)
     kMinStackSize = 0x12,     // SVAL u32 sym, u32 bytes (module .nv.info)

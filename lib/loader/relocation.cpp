@@ -76,6 +76,8 @@ const char* name(uint32_t type) {
     case kAbs32_32: return "R_CUDA_ABS32_32";
     case kAbs32Lo32: return "R_CUDA_ABS32_LO_32";
     case kAbs32Hi32: return "R_CUDA_ABS32_HI_32";
+    case kYieldOpcode9_0: return "R_CUDA_YIELD_OPCODE9_0";
+    case kYieldClearPred4_87: return "R_CUDA_YIELD_CLEAR_PRED4_87";
     case k32Lo: return "R_CUDA_32_LO";
     case k32Hi: return "R_CUDA_32_HI";
     case kAbs55_16_34: return "R_CUDA_ABS55_16_34";

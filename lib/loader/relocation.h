@@ -32,6 +32,10 @@ enum Type : uint32_t {
     kAbs32_32 = 0x37,    // bits[32..63]  = S+A (must fit)
     kAbs32Lo32 = 0x38,   // bits[32..63]  = low 32 bits of S+A
     kAbs32Hi32 = 0x39,   // bits[32..63]  = high 32 bits of S+A
+    // sm_80 code: hints that let a linker turn YIELD instructions off
+    // (bits[0..8] opcode, bits[87..90] predicate); not patched.
+    kYieldOpcode9_0 = 0x44,
+    kYieldClearPred4_87 = 0x45,
     k32Lo = 0x46,        // bits[0..31]   = low 32 bits
     k32Hi = 0x47,        // bits[0..31]   = high 32 bits
     // Hopper CALL target: bits[16..23] = (S+A) >> 2 (8 bits), bits[34..80] =

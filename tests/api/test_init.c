@@ -15,6 +15,12 @@
 
 #include "support/test_support.h"
 
+/* cuda.h declares the older cuCtxCreate revisions only for the driver itself
+ * (__CUDA_API_VERSION_INTERNAL), as NVIDIA's does; libcuda exports them. */
+CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams, unsigned int flags,
+                                CUdevice dev);
+
 /* Every CUresult libcuda 580 names, with its name and description, as the
  * probe read them from cuGetErrorName/cuGetErrorString on the H200. */
 static const struct {

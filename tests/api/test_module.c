@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "support/test_support.h"
 
@@ -1212,9 +1213,11 @@ static void test_loading_mode(void **state) {
     (void)state;
     CUmoduleLoadingMode mode = (CUmoduleLoadingMode)0;
     assert_cu_ok(cuModuleGetLoadingMode(&mode));
-    /* libcuda reports LAZY by default since CUDA 12.2 (CUDA_MODULE_LOADING);
-     * nvlite loads eagerly and says so. Either is a valid answer. */
-    assert_true(mode == CU_MODULE_EAGER_LOADING || mode == CU_MODULE_LAZY_LOADING);
+    /* LAZY by default, as libcuda 580 answers; EAGER when CUDA_MODULE_LOADING
+     * says so (tests/unit/test_launch_ex_sim.cpp checks both behaviours). */
+    const char *env = getenv("CUDA_MODULE_LOADING");
+    const int eager = env && strcasecmp(env, "EAGER") == 0;
+    assert_int_equal(mode, eager ? CU_MODULE_EAGER_LOADING : CU_MODULE_LAZY_LOADING);
     assert_cu(CUDA_ERROR_INVALID_VALUE, cuModuleGetLoadingMode(NULL));
 }
 

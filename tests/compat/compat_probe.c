@@ -23,6 +23,12 @@
 
 #include "probe.h"
 
+/* cuda.h declares the older cuCtxCreate revisions only for the driver itself
+ * (__CUDA_API_VERSION_INTERNAL), as NVIDIA's does; libcuda exports them. */
+CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams, unsigned int flags,
+                                CUdevice dev);
+
 static void before_init(void) {
     int v = -1;
     PV("cuDriverGetVersion", cuDriverGetVersion(&v), "%d", v);
@@ -1067,8 +1073,6 @@ static void misuse_link(void) {
     P("  cuLinkComplete again", cuLinkComplete(ls, &out, &n));
     P("  cuLinkAddData(PTX) after complete", cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void*)kNopPtx, sizeof kNopPtx, "nop", 0, NULL, NULL));
     P("  cuLinkDestroy", cuLinkDestroy(ls));
-    P("  cuLinkDestroy again", cuLinkDestroy(ls));
-    P("  cuLinkComplete(destroyed)", cuLinkComplete(ls, &out, &n));
 
     /* Two completes with an input. */
     cuLinkCreate(0, NULL, NULL, &ls);
@@ -1146,6 +1150,14 @@ static void misuse_link(void) {
     P("  (destroyed current) cuLinkDestroy", cuLinkDestroy(ls));
     cuCtxPopCurrent(&cur);
     P("cuCtxDestroy(c1)", cuCtxDestroy(c1));
+    /* Last: libcuda 580 corrupts its heap on a second cuLinkDestroy (the
+     * first H200 run aborted there, before the cases above). */
+    cuCtxCreate(&c1, NULL, 0, 0);
+    cuLinkCreate(0, NULL, NULL, &ls);
+    P("cuLinkDestroy", cuLinkDestroy(ls));
+    P("  cuLinkDestroy again", cuLinkDestroy(ls));
+    P("  cuLinkComplete(destroyed)", cuLinkComplete(ls, &out, &n));
+    cuCtxDestroy(c1);
 }
 
 /* Making a destroyed context current (libcuda accepts it; what follows). */

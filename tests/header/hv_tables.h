@@ -1,12 +1,13 @@
-/* Tables describing one cuda.h as seen by the compiler; filled by
- * values_ours.c / values_nvidia.c (each built with and without
- * CUDA_API_PER_THREAD_DEFAULT_STREAM) and compared by check_header.c. */
+/* Tables describing one cuda.h as the compiler sees it, in one
+ * configuration; filled by values_ours.c / values_nvidia.c from the lists
+ * derive.py writes (build/tests/header/<config>/{values,funcs,types,layout}.def)
+ * and compared by check_header.c. */
 #ifndef NVLITE_TESTS_HEADER_HV_TABLES_H
 #define NVLITE_TESTS_HEADER_HV_TABLES_H
 
 #include <stddef.h>
 
-/* One X(NAME) entry of values.def. */
+/* One X(NAME) entry: an enumerator or a value macro. */
 struct hv_value {
     const char *name;       /* as written in values.def */
     const char *expansion;  /* NAME after macro expansion ("NAME" if not a macro) */
@@ -14,13 +15,13 @@ struct hv_value {
     long long value;        /* (long long)(intptr_t)(NAME) */
 };
 
-/* One F(NAME) entry of functions.def. */
+/* One F(NAME) entry: a macro mapping a name to the symbol called. */
 struct hv_func {
-    const char *name;       /* as written in source */
-    const char *symbol;     /* what the name expands to, i.e. the symbol called */
+    const char *name;
+    const char *symbol;     /* what NAME expands to */
 };
 
-/* One T(type) entry of types.def or M(type, member) entry of layout.def. */
+/* One T(type) or M(type, member) entry. */
 struct hv_layout {
     const char *name;       /* "type" or "type.member" */
     size_t size;
@@ -38,8 +39,6 @@ struct hv_tables {
 };
 
 void hv_tables_ours(struct hv_tables *t);
-void hv_tables_ours_ptds(struct hv_tables *t);
 void hv_tables_nvidia(struct hv_tables *t);
-void hv_tables_nvidia_ptds(struct hv_tables *t);
 
 #endif

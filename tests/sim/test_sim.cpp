@@ -379,7 +379,7 @@ void submit(TestChannel& ch, const Push& p) {
     std::memcpy(ch.area.cpu + off, p.w.data(), bytes);
     ch.pushHead = (ch.pushHead + bytes + 255) & ~255ull;
     const uint64_t va = ch.area.va + off;
-    const uint64_t entry = nv::NVC86F_GP_ENTRY0_GET.value64(va >> 2) |
+    const uint64_t entry = nv::NVC86F_GP_ENTRY0_GET.value(uint32_t(va) >> 2) |
                            (uint64_t(nv::NVC86F_GP_ENTRY1_GET_HI.value(va >> 32) |
                                      nv::NVC86F_GP_ENTRY1_LENGTH.value(static_cast<uint32_t>(p.w.size())))
                             << 32);
@@ -1181,7 +1181,7 @@ void test_fault_injection_and_bad_pushbuffer(void**) {
     TestChannel c2 = makeChannel(nv::HOPPER_DMA_COPY_A, kSubchCopy, g2);
     auto* ring = reinterpret_cast<volatile uint64_t*>(c2.area.cpu);
     const uint64_t badPb = 0xf100000000ull;  // below 1 TiB (40-bit GPFIFO addresses), unmapped
-    ring[c2.put % c2.entries] = nv::NVC86F_GP_ENTRY0_GET.value64(badPb >> 2) |
+    ring[c2.put % c2.entries] = nv::NVC86F_GP_ENTRY0_GET.value(uint32_t(badPb) >> 2) |
                                 (uint64_t(nv::NVC86F_GP_ENTRY1_GET_HI.value(badPb >> 32) | nv::NVC86F_GP_ENTRY1_LENGTH.value(4)) << 32);
     ++c2.put;
     auto* gpPut = reinterpret_cast<uint32_t*>(c2.area.cpu + TestChannel::kUserd + offsetof(nv::Nvc86fControl, GPPut));

@@ -17,163 +17,14 @@
 
 /* ------------------------------------------------------------------ NVRTC */
 
-/* The few NVRTC entry points used, declared here (nvrtc.h is not on the
- * include path of the tests). nvrtcResult is an int-sized enum. */
-typedef struct ts_nvrtc_program_ *ts_nvrtc_program;
-typedef int (*ts_nvrtc_create_fn)(ts_nvrtc_program *, const char *, const char *, int, const char *const *,
-                                  const char *const *);
-typedef int (*ts_nvrtc_destroy_fn)(ts_nvrtc_program *);
-typedef int (*ts_nvrtc_compile_fn)(ts_nvrtc_program, int, const char *const *);
-typedef int (*ts_nvrtc_size_fn)(ts_nvrtc_program, size_t *);
-typedef int (*ts_nvrtc_get_fn)(ts_nvrtc_program, char *);
-typedef const char *(*ts_nvrtc_error_string_fn)(int);
+/* The NVRTC helper the samples and benchmarks use too. */
+#include "../../samples/nvrtc_compile.h"
 
-/* In an AddressSanitizer build, what NVRTC allocates for itself (its
- * libstdc++'s exception pool, kept for the process) is not ours to report:
- * LeakSanitizer ignores allocations made while it is disabled. */
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TS_LSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(TS_LSAN)
-void __lsan_disable(void);
-void __lsan_enable(void);
-#define TS_NOT_OURS(call) (__lsan_disable(), (call), __lsan_enable())
-#else
-#define TS_NOT_OURS(call) (call)
-#endif
-
-static struct {
-    int tried;
-    void *handle;
-    char why[512];
-    ts_nvrtc_create_fn create;
-    ts_nvrtc_destroy_fn destroy;
-    ts_nvrtc_compile_fn compile;
-    ts_nvrtc_size_fn cubin_size, ptx_size, log_size;
-    ts_nvrtc_get_fn cubin, ptx, log;
-    ts_nvrtc_error_string_fn error_string;
-} ts_nvrtc;
-
-static void *ts_nvrtc_sym(const char *name) {
-    void *p = dlsym(ts_nvrtc.handle, name);
-    if (!p && !ts_nvrtc.why[0]) snprintf(ts_nvrtc.why, sizeof ts_nvrtc.why, "NVRTC lacks %s", name);
-    return p;
-}
-
-int ts_nvrtc_available(const char **why) {
-    if (!ts_nvrtc.tried) {
-        ts_nvrtc.tried = 1;
-        static const char *const libs[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
-        const char *dirs[3] = {NULL, "/usr/local/cuda/lib64", ""};
-        const char *home = getenv("CUDA_HOME");
-        if (home && *home) dirs[0] = home;
-        char path[1024];
-        for (size_t d = 0; d < 3 && !ts_nvrtc.handle; ++d) {
-            if (!dirs[d]) continue;
-            for (size_t l = 0; l < sizeof libs / sizeof libs[0] && !ts_nvrtc.handle; ++l) {
-                if (d == 0)
-                    snprintf(path, sizeof path, "%s/lib64/%s", dirs[d], libs[l]);
-                else if (dirs[d][0])
-                    snprintf(path, sizeof path, "%s/%s", dirs[d], libs[l]);
-                else
-                    snprintf(path, sizeof path, "%s", libs[l]);
-                TS_NOT_OURS(ts_nvrtc.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL));
-            }
-        }
-        if (!ts_nvrtc.handle) {
-            snprintf(ts_nvrtc.why, sizeof ts_nvrtc.why,
-                     "NVRTC not found (libnvrtc.so.13 in $CUDA_HOME/lib64, /usr/local/cuda/lib64 or the library path)");
-        } else {
-            ts_nvrtc.create = (ts_nvrtc_create_fn)ts_nvrtc_sym("nvrtcCreateProgram");
-            ts_nvrtc.destroy = (ts_nvrtc_destroy_fn)ts_nvrtc_sym("nvrtcDestroyProgram");
-            ts_nvrtc.compile = (ts_nvrtc_compile_fn)ts_nvrtc_sym("nvrtcCompileProgram");
-            ts_nvrtc.cubin_size = (ts_nvrtc_size_fn)ts_nvrtc_sym("nvrtcGetCUBINSize");
-            ts_nvrtc.cubin = (ts_nvrtc_get_fn)ts_nvrtc_sym("nvrtcGetCUBIN");
-            ts_nvrtc.ptx_size = (ts_nvrtc_size_fn)ts_nvrtc_sym("nvrtcGetPTXSize");
-            ts_nvrtc.ptx = (ts_nvrtc_get_fn)ts_nvrtc_sym("nvrtcGetPTX");
-            ts_nvrtc.log_size = (ts_nvrtc_size_fn)ts_nvrtc_sym("nvrtcGetProgramLogSize");
-            ts_nvrtc.log = (ts_nvrtc_get_fn)ts_nvrtc_sym("nvrtcGetProgramLog");
-            ts_nvrtc.error_string = (ts_nvrtc_error_string_fn)ts_nvrtc_sym("nvrtcGetErrorString");
-            if (ts_nvrtc.why[0]) {
-                dlclose(ts_nvrtc.handle);
-                ts_nvrtc.handle = NULL;
-            }
-        }
-    }
-    if (why) *why = ts_nvrtc.handle ? NULL : ts_nvrtc.why;
-    return ts_nvrtc.handle != NULL;
-}
-
-static const char *ts_nvrtc_err(int r) { return ts_nvrtc.error_string ? ts_nvrtc.error_string(r) : "?"; }
-
-/* Compiles for "--gpu-architecture=<prefix><arch>"; returns the program or NULL. */
-static ts_nvrtc_program ts_nvrtc_build(const char *source, const char *name, const char *arch_option,
-                                       const char *const *options, int noptions) {
-    const char *why = NULL;
-    if (!ts_nvrtc_available(&why)) {
-        fprintf(stderr, "ts_kernels: %s\n", why);
-        return NULL;
-    }
-    ts_nvrtc_program prog = NULL;
-    int r = 0;
-    TS_NOT_OURS(r = ts_nvrtc.create(&prog, source, name, 0, NULL, NULL));
-    if (r != 0) {
-        fprintf(stderr, "ts_kernels: nvrtcCreateProgram(%s): %s\n", name, ts_nvrtc_err(r));
-        return NULL;
-    }
-    const char *opts[40];
-    int n = 0;
-    opts[n++] = arch_option;
-    for (int i = 0; i < noptions && n < 40; ++i) opts[n++] = options[i];
-    TS_NOT_OURS(r = ts_nvrtc.compile(prog, n, opts));
-    if (r != 0) {
-        size_t log_size = 0;
-        ts_nvrtc.log_size(prog, &log_size);
-        char *log = (char *)malloc(log_size + 1);
-        if (log) {
-            log[0] = 0;
-            ts_nvrtc.log(prog, log);
-            log[log_size] = 0;
-        }
-        fprintf(stderr, "ts_kernels: compiling %s (%s) failed: %s\n%s\n", name, arch_option, ts_nvrtc_err(r),
-                log ? log : "");
-        free(log);
-        ts_nvrtc.destroy(&prog);
-        return NULL;
-    }
-    return prog;
-}
-
-/* Compiles for sm_<arch> (a cubin) or compute_<arch> (PTX) and takes NVRTC's
- * output, with a NUL after it. */
-static char *ts_nvrtc_output(const char *source, const char *name, int ptx, int arch, const char *const *options,
-                             int noptions, size_t *size) {
-    char arch_option[64];
-    snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s%d", ptx ? "compute_" : "sm_", arch);
-    ts_nvrtc_program prog = ts_nvrtc_build(source, name, arch_option, options, noptions);
-    if (!prog) return NULL; /* NVRTC is loaded from here on */
-    const ts_nvrtc_size_fn get_size = ptx ? ts_nvrtc.ptx_size : ts_nvrtc.cubin_size;
-    const ts_nvrtc_get_fn get = ptx ? ts_nvrtc.ptx : ts_nvrtc.cubin;
-    const char *what = ptx ? "PTX" : "cubin";
-    size_t n = 0;
-    char *out = NULL;
-    if (get_size(prog, &n) == 0 && n > 0) out = (char *)malloc(n + 1);
-    if (out && get(prog, out) != 0) {
-        free(out);
-        out = NULL;
-    }
-    if (out) out[n] = 0; /* for PTX, n already counts NVRTC's NUL */
-    if (!out) fprintf(stderr, "ts_kernels: no %s for %s\n", what, name);
-    ts_nvrtc.destroy(&prog);
-    if (size) *size = out ? n : 0;
-    return out;
-}
+int ts_nvrtc_available(const char **why) { return nvrtc_available(why); }
 
 void *ts_compile_cubin_opts(const char *source, const char *name, int arch, const char *const *options, int noptions,
                             size_t *size) {
-    return ts_nvrtc_output(source, name, 0, arch, options, noptions, size);
+    return nvrtc_compile(source, name, 0, arch, options, noptions, size);
 }
 
 void *ts_compile_cubin(const char *source, const char *name, int arch, size_t *size) {
@@ -186,7 +37,7 @@ char *ts_compile_ptx(const char *source, const char *name, int arch, size_t *siz
 
 char *ts_compile_ptx_opts(const char *source, const char *name, int arch, const char *const *options, int noptions,
                           size_t *size) {
-    return ts_nvrtc_output(source, name, 1, arch, options, noptions, size);
+    return nvrtc_compile(source, name, 1, arch, options, noptions, size);
 }
 
 /* ------------------------------------------------------------------ temporary files */

@@ -1,8 +1,9 @@
 /*
  * Kernels compiled at test time, for the module and launch tests.
  *
- *   ts_compile_cubin / ts_compile_ptx   NVRTC, loaded with dlopen (the test
- *                                       link line has no -lnvrtc)
+ *   ts_compile_cubin / ts_compile_ptx   NVRTC, through samples/nvrtc_compile.h
+ *                                       (dlopen: the test link line has no
+ *                                       -lnvrtc), as the samples and benchmarks
  *   ts_compile_fatbin                   nvcc -fatbin into a temporary folder
  *   ts_temp_write / ts_read_file        files in a per-process temporary
  *                                       folder, removed at exit
@@ -12,8 +13,9 @@
  * (ts_nvrtc_available / ts_nvcc_available say why) or a failure.
  *
  * NVRTC is found as libnvrtc.so.13 (then .so.12, libnvrtc.so) in
- * $CUDA_HOME/lib64, /usr/local/cuda/lib64, then the loader's search path;
- * nvcc as $CUDA_HOME/bin/nvcc, then /usr/local/cuda/bin/nvcc.
+ * $CUDA_HOME/lib64, /usr/local/cuda/lib64, then the loader's search path
+ * (samples/nvrtc_compile.h); nvcc as $CUDA_HOME/bin/nvcc, then
+ * /usr/local/cuda/bin/nvcc.
  *
  * Compiled source is always CUDA C++: give kernels extern "C" so that their
  * names are what cuModuleGetFunction is asked for.

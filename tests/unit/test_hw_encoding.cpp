@@ -6,10 +6,12 @@
 #include <stdint.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <random>
 #include <vector>
 
 #include "defs/copy_c8b5.h"
+#include "defs/host_c86f.h"
 #include "hw/compute.h"
 #include "hw/copy_engine.h"
 #include "hw/push_buffer.h"
@@ -35,8 +37,10 @@ constexpr uint32_t header(uint32_t secOp, uint32_t count, uint32_t sub, uint32_t
 void test_incrementing_header(void**) {
     std::vector<uint32_t> buf(16, 0xdeadbeef);
     hw::PushWriter w(buf.data(), buf.size());
-    w.inc(hw::Subchannel::Copy, 0x300, {0x1234});
-    w.inc(hw::Subchannel::Compute, 0x5c, {1, 2, 3, 4, 5});
+    w.inc(nv::NVC8B5_LAUNCH_DMA(0x1234u));  // the copy class's subchannel (4)
+    // Host methods on another subchannel (any subchannel takes them).
+    w.incOn<hw::Subchannel::Compute>(nv::NVC86F_SEM_ADDR_LO(1u), nv::NVC86F_SEM_ADDR_HI(2u), nv::NVC86F_SEM_PAYLOAD_LO(3u),
+                                     nv::NVC86F_SEM_PAYLOAD_HI(4u), nv::NVC86F_SEM_EXECUTE(5u));
     assert_int_equal(w.dwords(), 2 + 6);
     assert_int_equal(buf[0], header(1, 1, 4, 0x300));
     assert_int_equal(buf[0], 0x200180C0u);  // the same, spelled out
@@ -49,8 +53,8 @@ void test_incrementing_header(void**) {
 void test_non_incrementing_and_immediate(void**) {
     std::vector<uint32_t> buf(8, 0);
     hw::PushWriter w(buf.data(), buf.size());
-    w.nonInc(hw::Subchannel::Host, 0x20, {7, 8});
-    w.immediate(hw::Subchannel::Copy, 0x404, 0x1abc);
+    w.nonInc(nv::NVC86F_NON_STALL_INTERRUPT, 7u, 8u);
+    w.immediate(nv::NVC8B5_OFFSET_IN_LOWER(0x1abcu));
     assert_int_equal(buf[0], header(3, 2, 0, 0x20));
     assert_int_equal(buf[1], 7);
     assert_int_equal(buf[2], 8);
@@ -129,6 +133,95 @@ void test_fill_uses_remap_with_element_size(void**) {
         assert_int_equal(value, c.value);
         assert_int_equal(components & 7, 5);                  // DST_X = CONST_B
         assert_int_equal((components >> 16) & 3, c.sizeField);  // COMPONENT_SIZE
+    }
+}
+
+// The words every encoder of the hardware layer writes, recorded from the
+// encoders before methods were typed (untyped PushWriter::inc(Subchannel,
+// method, {words})): the typed writer must produce them bit for bit.
+void expectWords(const char* what, const std::vector<uint32_t>& buf, size_t n, std::initializer_list<uint32_t> expected) {
+    if (n != expected.size()) fail_msg("%s: %zu words written, expected %zu", what, n, expected.size());
+    size_t i = 0;
+    for (uint32_t e : expected) {
+        if (buf[i] != e) fail_msg("%s: word %zu is 0x%08x, expected 0x%08x", what, i, buf[i], e);
+        ++i;
+    }
+}
+
+void test_encodings_unchanged(void**) {
+    {
+        std::vector<uint32_t> b(64);
+        hw::PushWriter w(b.data(), b.size());
+        hw::copy(w, 0x7f0000001003ull, 0x1000000005ull, (2ull << 30) + 77);
+        assert_int_equal(w.dwords(), hw::copyDwords((2ull << 30) + 77));
+        expectWords("copy", b, w.dwords(),
+                    {0x20048100, 0x00000010, 0x00000005, 0x00007f00, 0x00001003, 0x20018106, 0x80000000, 0x200180c0,
+                     0x04000182, 0x20048100, 0x00000010, 0x80000005, 0x00007f00, 0x80001003, 0x20018106, 0x0000004d,
+                     0x200180c0, 0x04000181});
+    }
+    const std::initializer_list<uint32_t> fills[] = {
+        {0x200281c1, 0x000000de, 0x00000005, 0x20028102, 0x00000010, 0x00000001, 0x20018106, 0x80000000, 0x200180c0,
+         0x04000582, 0x20028102, 0x00000010, 0x80000001, 0x20018106, 0x40000005, 0x200180c0, 0x04000581},
+        {0x200281c1, 0x0000dead, 0x00010005, 0x20028102, 0x00000010, 0x00000002, 0x20018106, 0x40000000, 0x200180c0,
+         0x04000582, 0x20028102, 0x00000010, 0x80000002, 0x20018106, 0x20000005, 0x200180c0, 0x04000581},
+        {0x200281c1, 0xdeadbeef, 0x00030005, 0x20028102, 0x00000010, 0x00000004, 0x20018106, 0x20000000, 0x200180c0,
+         0x04000582, 0x20028102, 0x00000010, 0x80000004, 0x20018106, 0x10000005, 0x200180c0, 0x04000581},
+    };
+    const uint32_t sizes[] = {1, 2, 4};
+    for (int i = 0; i < 3; ++i) {
+        const uint32_t sz = sizes[i];
+        const uint64_t count = (3ull << 30) / sz + 5;
+        std::vector<uint32_t> b(64);
+        hw::PushWriter w(b.data(), b.size());
+        hw::fill(w, 0x1000000000ull + sz, 0xdeadbeefu >> (32 - 8 * sz), sz, count);
+        assert_int_equal(w.dwords(), hw::fillDwords(count * sz, sz));
+        expectWords("fill", b, w.dwords(), fills[i]);
+    }
+    {
+        std::vector<uint32_t> b(64);
+        hw::PushWriter w(b.data(), b.size());
+        hw::Launch::push(w, 0x2345678900ull);  // QMD addresses are below 2^40
+        assert_int_equal(w.dwords(), hw::Launch::kPushDwords);
+        expectWords("launch", b, w.dwords(), {0x200120ad, 0x23456789, 0x200120b0, 0x00000009});
+    }
+    {
+        std::vector<uint32_t> b(64);
+        hw::PushWriter w(b.data(), b.size());
+        hw::invalidateShaderCaches(w);
+        assert_int_equal(w.dwords(), hw::kInvalidateCachesDwords);
+        expectWords("invalidate", b, w.dwords(), {0x200125a6, 0x00001011});
+    }
+    {
+        std::vector<uint32_t> b(64);
+        hw::PushWriter w(b.data(), b.size());
+        hw::setLocalMemory(w, 0x98765432100ull, 0x123456789ull);
+        assert_int_equal(w.dwords(), hw::kLocalMemoryDwords);
+        expectWords("local memory", b, w.dwords(),
+                    {0x200221e4, 0x00000987, 0x65432100, 0x200320b9, 0x00000001, 0x23456789, 0x000000ff});
+    }
+}
+
+// The budgets callers reserve (copyDwords, fillDwords) are exactly what
+// copy() and fill() write, at every piece boundary (2 GiB pieces): a writer
+// given just the budget never overruns it (the checked build would stop).
+void test_budgets_match_what_is_written(void**) {
+    const uint64_t piece = 1ull << 31;
+    for (uint64_t bytes : std::initializer_list<uint64_t>{1, 77, piece - 1, piece, piece + 1, 2 * piece, (5ull << 30) + 77}) {
+        std::vector<uint32_t> b(hw::copyDwords(bytes));
+        hw::PushWriter w(b.data(), b.size());
+        hw::copy(w, 0x200000000ull, 0x100000000ull, bytes);
+        if (w.dwords() != b.size()) fail_msg("copy of %llu bytes: %zu dwords, budget %zu", (unsigned long long)bytes, w.dwords(), b.size());
+    }
+    for (uint32_t size : {1u, 2u, 4u}) {
+        const uint64_t perPiece = piece / size;
+        for (uint64_t count : std::initializer_list<uint64_t>{1, perPiece - 1, perPiece, perPiece + 1, 3 * perPiece + 5}) {
+            std::vector<uint32_t> b(hw::fillDwords(count * size, size));
+            hw::PushWriter w(b.data(), b.size());
+            hw::fill(w, 0x100000000ull, 0x5au, size, count);
+            if (w.dwords() != b.size())
+                fail_msg("fill of %llu elements of %u bytes: %zu dwords, budget %zu", (unsigned long long)count, size,
+                         w.dwords(), b.size());
+        }
     }
 }
 
@@ -249,6 +342,8 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_incrementing_header),
         cmocka_unit_test(test_non_incrementing_and_immediate),
+        cmocka_unit_test(test_encodings_unchanged),
+        cmocka_unit_test(test_budgets_match_what_is_written),
         cmocka_unit_test(test_copy_splits_large_copies),
         cmocka_unit_test(test_fill_uses_remap_with_element_size),
         cmocka_unit_test(test_qmd_versions_place_fields),

@@ -1044,6 +1044,79 @@ void test_limits_extra_buffer_too_large(void**) {
     guard.check("oversized extra buffer");
 }
 
+// An image may claim more than any launch descriptor can say: static shared
+// memory beyond the SM's, local memory beyond CUDA's 512 KiB per thread. Such
+// a kernel loads, but its launches fail with an error value (the QMD fields
+// are never handed a value they would cut; the checked build the tests link
+// would stop on one).
+// The section header of 'name' in an ELF64 image, by file offset, or 0.
+size_t elfSectionHeaderAt(const std::vector<uint8_t>& elf, const std::string& name) {
+    Elf64_Ehdr eh;
+    memcpy(&eh, elf.data(), sizeof eh);
+    Elf64_Shdr strtab;
+    memcpy(&strtab, elf.data() + eh.e_shoff + eh.e_shstrndx * sizeof(Elf64_Shdr), sizeof strtab);
+    for (size_t i = 0; i < eh.e_shnum; ++i) {
+        Elf64_Shdr sh;
+        const size_t at = eh.e_shoff + i * sizeof(Elf64_Shdr);
+        memcpy(&sh, elf.data() + at, sizeof sh);
+        if (name == reinterpret_cast<const char*>(elf.data() + strtab.sh_offset + sh.sh_name)) return at;
+    }
+    return 0;
+}
+
+void test_launch_refuses_what_the_qmd_cannot_hold(void**) {
+    requireKernels();
+    // k_shared with a 300 KiB static shared window (the SM has 228 KiB).
+    std::vector<uint8_t> img = S.cubin;
+    const size_t shAt = elfSectionHeaderAt(img, ".nv.shared.k_shared");
+    assert_int_not_equal(shAt, 0);
+    const uint64_t bigShared = 300 * 1024 + 64;
+    memcpy(img.data() + shAt + offsetof(Elf64_Shdr, sh_size), &bigShared, sizeof bigShared);
+    CUmodule m = nullptr;
+    assert_cu_ok(cuModuleLoadData(&m, img.data()));
+    CUfunction f = nullptr;
+    assert_cu_ok(cuModuleGetFunction(&f, m, "k_shared"));
+    uint64_t p = 0x1000;
+    void* params[] = {&p};
+    {
+        NoLaunch guard;
+        assert_cu(CUDA_ERROR_INVALID_VALUE, cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr));
+        guard.check("static shared memory beyond the SM's");
+    }
+    assert_cu_ok(cuModuleUnload(m));
+
+    // k_noparams asking for 1 MiB + 4 of local memory per thread (the module's
+    // MIN_STACK_SIZE and FRAME_SIZE records of every kernel).
+    img = S.cubin;
+    size_t off = 0, size = 0;
+    assert_true(elfSection(img, ".nv.info", &off, &size));
+    int patched = 0;
+    for (size_t at = off; at + 4 <= off + size;) {
+        const uint8_t format = img[at], attribute = img[at + 1];
+        uint16_t value;
+        memcpy(&value, &img[at + 2], 2);
+        at += 4;
+        if (format != 4) continue;  // only SVAL records have a payload
+        if ((attribute == 0x11 || attribute == 0x12) && value == 8) {  // FRAME_SIZE, MIN_STACK_SIZE: u32 sym, u32 bytes
+            const uint32_t bytes = (1u << 20) + 4;
+            memcpy(&img[at + 4], &bytes, 4);
+            ++patched;
+        }
+        at += value;
+    }
+    assert_true(patched >= 2);
+    assert_cu_ok(cuModuleLoadData(&m, img.data()));
+    assert_cu_ok(cuModuleGetFunction(&f, m, "k_noparams"));
+    {
+        NoLaunch guard;
+        assert_cu(CUDA_ERROR_OUT_OF_MEMORY, cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr));
+        guard.check("local memory beyond 512 KiB per thread");
+    }
+    assert_cu_ok(cuModuleUnload(m));
+    // The context is fine afterwards.
+    launchOne(fn("k_noparams"), {1, 1, 1}, {1, 1, 1}, 0, nullptr, nullptr, "after the refused launches");
+}
+
 // ------------------------------------------------------------------ a flood of launches
 
 // More launches in a row than the channel's GPFIFO has entries (2048), with
@@ -1172,6 +1245,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_limits_dynamic_shared),
         cmocka_unit_test(test_limits_handles_and_params),
         cmocka_unit_test(test_limits_extra_buffer_too_large),
+        cmocka_unit_test(test_launch_refuses_what_the_qmd_cannot_hold),
         cmocka_unit_test(test_launch_flood_beyond_gpfifo),
     };
     return cmocka_run_group_tests_name("launch_sim", tests, groupSetup, groupTeardown);

@@ -95,10 +95,11 @@ void clearInjectedFaults() {
 
 }  // namespace nvl::kdrv::sim
 
-// The exported C form of injectFaultAnyChannel (include/nvlite/nvlite.h).
+// The exported C form of injectFaultAnyChannel (include/nvlite/nvlite.h);
+// libnvlite_sim.so exports it, libnvlite.so does not.
 extern "C" __attribute__((visibility("default"))) CUresult nvliteSimInjectFault(nvliteSimFault fault) {
     using nvl::kdrv::sim::InjectedFault;
-    if (&nvl::kdrv::get() != &nvl::kdrv::simKdrv()) return CUDA_ERROR_NOT_SUPPORTED;
+    if (!nvl::kdrv::sim::inUse()) return CUDA_ERROR_NOT_SUPPORTED;
     // Read as the int a program may pass (a value outside the enum is undefined as the enum type).
     int which;
     static_assert(sizeof which == sizeof fault);

@@ -79,7 +79,7 @@ std::vector<ChannelInfo> channels();
 bool injectFault(uint32_t hClient, uint32_t hChannel, InjectedFault fault);
 // Arms a one-shot fault for the next copy (NextCopy) or launch (NextLaunch*)
 // on whichever channel comes first (for tests that see only the public API;
-// the library exports it as nvliteSimInjectFault, include/nvlite/nvlite.h).
+// libnvlite_sim.so exports it as nvliteSimInjectFault, include/nvlite/nvlite.h).
 // A channel's own armed fault goes first.
 void injectFaultAnyChannel(InjectedFault fault);
 // Disarms every injected fault not taken yet.
@@ -100,4 +100,17 @@ uint64_t vidmemUsed();
 // registrations and mmap contexts.
 void reset();
 
+// Whether libnvlite picked the simulated driver as its seam
+// (NVLITE_DEVICE=sim and nvliteSimKdrv was called).
+bool inUse();
+
 }  // namespace nvl::kdrv::sim
+
+namespace nvl::kdrv {
+
+class Kdrv;
+// The simulated driver itself, for tests that drive it directly with raw
+// ioctls (they link the simulator's objects).
+Kdrv& simKdrv();
+
+}  // namespace nvl::kdrv

@@ -15,6 +15,7 @@
 #include "defs/nv_ioctl.h"
 #include "defs/nv_status.h"
 #include "kdrv/kdrv.h"
+#include "kdrv/sim/sim_control.h"
 #include "kdrv/sim/sim_gpu_config.h"
 #include "kdrv/sim/sim_state.h"
 #include "kdrv/sim/sim_user_memory.h"
@@ -309,4 +310,20 @@ Kdrv& simKdrv() {
     return *instance;
 }
 
+namespace sim {
+
+std::atomic<bool> g_seamInUse{false};
+
+bool inUse() { return g_seamInUse.load(std::memory_order_acquire); }
+
+}  // namespace sim
+
 }  // namespace nvl::kdrv
+
+// The library's entry point (kdrv.h): libnvlite.so calls it when it picks the
+// simulated driver.
+extern "C" __attribute__((visibility("default"))) nvl::kdrv::Kdrv* nvliteSimKdrv(uint32_t abiVersion) {
+    if (abiVersion != nvl::kdrv::kSimAbiVersion) return nullptr;
+    nvl::kdrv::sim::g_seamInUse.store(true, std::memory_order_release);
+    return &nvl::kdrv::simKdrv();
+}

@@ -1,0 +1,389 @@
+// nvlite's device runtime: what a kernel's calls to vprintf (printf),
+// __assertfail (assert), malloc and free (also new/delete) reach. libcuda
+// resolves these externals against its own device code at load time; nvlite
+// compiles this file at build time (nvcc -rdc: relocatable SASS for each
+// architecture it drives), embeds the cubins in libnvlite.so and links the
+// functions into each module that calls them (lib/loader/devrt_link.cpp).
+//
+// Rules for this file (the loader checks what it can):
+//   - the four entry points are ABI functions under our own names (the
+//     loader maps the CUDA names onto them); everything else is inlined;
+//   - no constant banks, no shared memory: the code runs inside the user's
+//     kernel with the user's banks bound;
+//   - the context's State comes from one 8-byte slot the loader fills per
+//     module (nvl_devrt_state);
+//   - the record and heap layouts are in lib/core/devrt_abi.h.
+#include <stdint.h>
+
+#include "../lib/core/devrt_abi.h"
+
+using namespace nvl::devrt;
+
+// Loops stay loops: the runtime is copied into every module that calls it.
+#if defined(__CUDACC__)
+#define NVL_ROLLED _Pragma("unroll 1")
+#else
+#define NVL_ROLLED
+#endif
+
+extern "C" __device__ State* nvl_devrt_state;
+__device__ State* nvl_devrt_state;
+
+namespace {
+
+// ------------------------------------------------------------ memory order
+
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ uint64_t loadSys(const uint64_t* p) {
+    uint64_t v;
+    asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void storeSys(uint64_t* p, uint64_t v) {
+    asm volatile("st.relaxed.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ void storeSys32(uint32_t* p, uint32_t v) {
+    asm volatile("st.relaxed.sys.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+__device__ __forceinline__ uint64_t loadVolatile(const uint64_t* p) { return *static_cast<const volatile uint64_t*>(p); }
+
+__device__ __forceinline__ void storeVolatile(uint64_t* p, uint64_t v) { *static_cast<volatile uint64_t*>(p) = v; }
+#else
+// The host build of this file (tests/unit/test_devrt_host.cpp runs the
+// same code on CPU threads against the host side).
+inline uint64_t loadSys(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+inline void storeSys(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+inline void storeSys32(uint32_t* p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+inline uint64_t loadVolatile(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+inline void storeVolatile(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+#endif
+
+__device__ __forceinline__ uint64_t pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
+
+// ------------------------------------------------------------ strings
+
+__device__ __forceinline__ uint32_t boundedLength(const char* s) {
+    uint32_t n = 0;
+    NVL_ROLLED
+    while (n < kMaxStringBytes && s[n] != '\0') ++n;
+    return n;
+}
+
+// ------------------------------------------------------------ record sinks
+
+// Pass 1 of a record: how many bytes it needs.
+struct Measure {
+    uint64_t bytes = kRecordHeaderBytes;
+    __device__ __forceinline__ void number(uint64_t) { bytes += 8; }
+    __device__ __forceinline__ void string(const char*, uint32_t n) { bytes += 8 + pad8(n); }
+};
+
+// Pass 2: the items, word by word into the reserved space of the ring
+// (never more than was reserved, even if the strings changed meanwhile;
+// zeros fill what is left).
+struct Write {
+    uint8_t* ring;
+    uint64_t ringBytes;
+    uint64_t offset;  // ring offset of the next word
+    uint64_t words;   // words left in the reservation
+
+    __device__ __forceinline__ void word(uint64_t w) {
+        if (words == 0) return;
+        *reinterpret_cast<uint64_t*>(ring + offset) = w;
+        offset += 8;
+        if (offset >= ringBytes) offset = 0;
+        --words;
+    }
+    __device__ __forceinline__ void number(uint64_t v) { word(v); }
+    __device__ __forceinline__ void string(const char* s, uint32_t n) {
+        word(n);
+        uint64_t acc = 0;
+        NVL_ROLLED
+        for (uint32_t i = 0; i < n; ++i) {
+            acc |= static_cast<uint64_t>(static_cast<uint8_t>(s[i])) << (8 * (i & 7));
+            if ((i & 7) == 7) {
+                word(acc);
+                acc = 0;
+            }
+        }
+        if (n & 7) word(acc);
+    }
+    __device__ __forceinline__ void finish() {
+        NVL_ROLLED
+        while (words) word(0);
+    }
+};
+
+// ------------------------------------------------------------ printf's arguments
+
+// The argument buffer vprintf gets: the promoted arguments, each at its
+// natural alignment (int and char as 4 bytes, long/long long/pointers/doubles 8).
+struct Args {
+    const uint8_t* base;
+    uint64_t offset = 0;
+    __device__ __forceinline__ uint32_t u32() {
+        offset = (offset + 3) & ~uint64_t{3};
+        uint32_t v = *reinterpret_cast<const uint32_t*>(base + offset);
+        offset += 4;
+        return v;
+    }
+    __device__ __forceinline__ uint64_t u64() {
+        offset = (offset + 7) & ~uint64_t{7};
+        const uint8_t* p = base + offset;
+        offset += 8;
+        // A buffer of 4-byte arguments is only 4-byte aligned: a format that
+        // reads 8 bytes from it must not fault.
+        if ((reinterpret_cast<uint64_t>(p) & 7) == 0) return *reinterpret_cast<const uint64_t*>(p);
+        const uint32_t* w = reinterpret_cast<const uint32_t*>(p);
+        return w[0] | static_cast<uint64_t>(w[1]) << 32;
+    }
+};
+
+__device__ __forceinline__ bool isFlag(char c) { return c == '-' || c == '+' || c == ' ' || c == '#' || c == '0'; }
+__device__ __forceinline__ bool isDigit(char c) { return c >= '0' && c <= '9'; }
+__device__ __forceinline__ bool isDoubleConversion(char c) {
+    return c == 'f' || c == 'F' || c == 'e' || c == 'E' || c == 'g' || c == 'G' || c == 'a' || c == 'A';
+}
+
+// Walks the format as the host will (core/printf_fifo.cpp mirrors this
+// grammar): %% and conversions [flags][width|*][.precision|*][length]conv.
+// Returns how many arguments it consumed.
+template <class Sink>
+__device__ __forceinline__ int walkFormat(const char* fmt, uint32_t n, const uint8_t* argBuffer, Sink& sink) {
+    sink.string(fmt, n);
+    Args args{argBuffer};
+    int consumed = 0;
+    uint32_t i = 0;
+    NVL_ROLLED
+    while (i < n) {
+        if (fmt[i++] != '%') continue;
+        if (i < n && fmt[i] == '%') {
+            ++i;
+            continue;
+        }
+        while (i < n && isFlag(fmt[i])) ++i;
+        if (i < n && fmt[i] == '*') {
+            ++i;
+            sink.number(static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(args.u32()))));
+            ++consumed;
+        } else {
+            while (i < n && isDigit(fmt[i])) ++i;
+        }
+        if (i < n && fmt[i] == '.') {
+            ++i;
+            if (i < n && fmt[i] == '*') {
+                ++i;
+                sink.number(static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(args.u32()))));
+                ++consumed;
+            } else {
+                while (i < n && isDigit(fmt[i])) ++i;
+            }
+        }
+        bool wide = false;  // 64-bit integer argument
+        NVL_ROLLED
+        while (i < n) {
+            const char c = fmt[i];
+            if (c == 'l' || c == 'z' || c == 'j' || c == 't' || c == 'q') wide = true;
+            else if (c != 'h' && c != 'L') break;
+            ++i;
+        }
+        if (i >= n) break;
+        // Conversions as an if-chain: a switch would become a jump table in
+        // a constant bank, which this code may not have.
+        const char conv = fmt[i++];
+        if (conv == 'd' || conv == 'i') {
+            sink.number(wide ? args.u64() : static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(args.u32()))));
+        } else if (conv == 'u' || conv == 'o' || conv == 'x' || conv == 'X') {
+            sink.number(wide ? args.u64() : args.u32());
+        } else if (conv == 'c') {
+            sink.number(args.u32());
+        } else if (isDoubleConversion(conv) || conv == 'p' || conv == 'n') {
+            sink.number(args.u64());
+        } else if (conv == 's') {
+            const char* s = reinterpret_cast<const char*>(args.u64());
+            if (s) sink.string(s, boundedLength(s));
+            else sink.string("(null)", 6);
+        } else {
+            continue;  // not a conversion: printed as it stands, nothing consumed
+        }
+        ++consumed;
+    }
+    return consumed;
+}
+
+// ------------------------------------------------------------ the FIFO
+
+// Reserves 'bytes' of the ring; false when they do not fit (the record is
+// dropped, as nothing older may be overwritten before the host read it).
+__device__ __forceinline__ bool reserve(State* st, HostBlock* host, uint64_t bytes, uint64_t* position) {
+    const uint64_t capacity = st->ringBytes;
+    if (bytes > capacity) return false;
+    uint64_t head = loadVolatile(&st->head);
+    NVL_ROLLED
+    for (;;) {
+        const uint64_t tail = loadSys(&host->tail);
+        if (head - tail + bytes > capacity) return false;
+        const unsigned long long seen = atomicCAS(reinterpret_cast<unsigned long long*>(&st->head), head, head + bytes);
+        if (seen == head) break;
+        head = seen;
+    }
+    *position = head;
+    return true;
+}
+
+// Writes a record of 'kind' whose items 'emit' produces (called twice: to
+// measure, then to write). Returns false when the record was dropped.
+template <class Emit>
+__device__ __forceinline__ bool record(uint32_t kind, Emit emit) {
+    State* st = nvl_devrt_state;
+    if (!st || st->ringBytes < kRecordHeaderBytes) return false;
+    HostBlock* host = reinterpret_cast<HostBlock*>(st->hostBlock);
+    Measure m;
+    emit(m);
+    uint64_t position;
+    if (m.bytes > 0xffffffffull || !reserve(st, host, m.bytes, &position)) {
+        storeSys32(&host->overflowed, 1);
+        return false;
+    }
+    uint8_t* ring = reinterpret_cast<uint8_t*>(st->ringAddress);
+    const uint64_t ringBytes = st->ringBytes;
+    const uint64_t first = position & (ringBytes - 1);  // a power of two
+    Write w{ring, ringBytes, first, m.bytes / 8};
+    w.word(0);  // word 0 comes last
+    w.word(m.bytes | (static_cast<uint64_t>(kind) << 32));
+    emit(w);
+    w.finish();
+    __threadfence_system();
+    storeSys(reinterpret_cast<uint64_t*>(ring + first), position + 1);
+    return true;
+}
+
+// ------------------------------------------------------------ the heap
+
+__device__ __forceinline__ uint32_t classFor(uint64_t bytes) {
+    const uint64_t need = bytes + kHeapHeaderBytes;
+    uint32_t k = kHeapMinShift;
+    NVL_ROLLED
+    while (k < kHeapMinShift + kHeapClasses && (uint64_t{1} << k) < need) ++k;
+    return k;
+}
+
+constexpr uint64_t kOffsetMask = (uint64_t{1} << kHeapOffsetBits) - 1;
+
+__device__ __forceinline__ uint8_t* popFree(State* st, uint32_t index) {
+    uint64_t* list = &st->freeLists[index];
+    uint8_t* heap = reinterpret_cast<uint8_t*>(st->heapAddress);
+    uint64_t head = loadVolatile(list);
+    NVL_ROLLED
+    for (;;) {
+        const uint64_t slot = head & kOffsetMask;
+        if (slot == 0) return nullptr;
+        uint8_t* block = heap + (slot - 1) * 16;
+        // The link may be stale if another thread took the block meanwhile:
+        // then the count in the head changed and the exchange fails.
+        const uint64_t next = loadVolatile(reinterpret_cast<const uint64_t*>(block + 8)) & kOffsetMask;
+        const uint64_t desired = next | ((head >> kHeapOffsetBits) + 1) << kHeapOffsetBits;
+        const unsigned long long seen = atomicCAS(reinterpret_cast<unsigned long long*>(list), head, desired);
+        if (seen == head) return block;
+        head = seen;
+    }
+}
+
+__device__ __forceinline__ void pushFree(State* st, uint32_t index, uint8_t* block) {
+    uint64_t* list = &st->freeLists[index];
+    const uint64_t slot = static_cast<uint64_t>(block - reinterpret_cast<uint8_t*>(st->heapAddress)) / 16 + 1;
+    uint64_t head = loadVolatile(list);
+    NVL_ROLLED
+    for (;;) {
+        storeVolatile(reinterpret_cast<uint64_t*>(block + 8), head & kOffsetMask);
+        __threadfence();
+        const uint64_t desired = slot | ((head >> kHeapOffsetBits) + 1) << kHeapOffsetBits;
+        const unsigned long long seen = atomicCAS(reinterpret_cast<unsigned long long*>(list), head, desired);
+        if (seen == head) return;
+        head = seen;
+    }
+}
+
+__device__ __forceinline__ uint8_t* bump(State* st, uint64_t bytes) {
+    uint64_t top = loadVolatile(&st->heapTop);
+    NVL_ROLLED
+    for (;;) {
+        if (top > st->heapBytes || bytes > st->heapBytes - top) return nullptr;
+        const unsigned long long seen =
+            atomicCAS(reinterpret_cast<unsigned long long*>(&st->heapTop), top, top + bytes);
+        if (seen == top) return reinterpret_cast<uint8_t*>(st->heapAddress) + top;
+        top = seen;
+    }
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ entry points
+
+extern "C" __device__ __noinline__ int nvl_devrt_vprintf(const char* format, const char* args) {
+    if (!format) return -1;
+    const uint32_t n = boundedLength(format);
+    int consumed = 0;
+    const bool kept = record(kRecordPrintf, [&](auto& sink) {
+        consumed = walkFormat(format, n, reinterpret_cast<const uint8_t*>(args), sink);
+    });
+    return kept ? consumed : -2;
+}
+
+extern "C" __device__ __noinline__ void nvl_devrt_assertfail(const char* expression, const char* file, unsigned line,
+                                                            const char* function, size_t) {
+    if (!expression) expression = "";
+    if (!file) file = "";
+    if (!function) function = "";
+    const uint32_t ne = boundedLength(expression), nf = boundedLength(file), nfn = boundedLength(function);
+    record(kRecordAssert, [&](auto& sink) {
+        sink.number(line);
+        sink.number(blockIdx.x);
+        sink.number(blockIdx.y);
+        sink.number(blockIdx.z);
+        sink.number(threadIdx.x);
+        sink.number(threadIdx.y);
+        sink.number(threadIdx.z);
+        sink.string(file, nf);
+        sink.string(function, nfn);
+        sink.string(expression, ne);
+    });
+    State* st = nvl_devrt_state;
+    if (st) {
+        storeSys32(&reinterpret_cast<HostBlock*>(st->hostBlock)->asserted, 1);
+        __threadfence_system();
+    }
+    __trap();
+}
+
+extern "C" __device__ __noinline__ void* nvl_devrt_malloc(size_t bytes) {
+    State* st = nvl_devrt_state;
+    if (!st || bytes == 0 || bytes > st->heapBytes) return nullptr;
+    const uint32_t k = classFor(bytes);
+    if (k >= kHeapMinShift + kHeapClasses) return nullptr;
+    uint8_t* block = popFree(st, k - kHeapMinShift);
+    if (!block) block = bump(st, uint64_t{1} << k);
+    if (!block) return nullptr;
+    uint32_t* header = reinterpret_cast<uint32_t*>(block);
+    header[0] = kHeapBlockMagic;
+    header[1] = k;
+    return block + kHeapHeaderBytes;
+}
+
+extern "C" __device__ __noinline__ void nvl_devrt_free(void* p) {
+    State* st = nvl_devrt_state;
+    if (!st || !p) return;
+    uint8_t* block = static_cast<uint8_t*>(p) - kHeapHeaderBytes;
+    const uint64_t heap = st->heapAddress;
+    const uint64_t at = reinterpret_cast<uint64_t>(block);
+    // Pointers malloc did not return are ignored.
+    if (at < heap || at - heap >= st->heapBytes || (at - heap) % 16 != 0) return;
+    uint32_t* header = reinterpret_cast<uint32_t*>(block);
+    const uint32_t k = header[1];
+    if (header[0] != kHeapBlockMagic || k < kHeapMinShift || k >= kHeapMinShift + kHeapClasses) return;
+    header[0] = 0;  // a second free of the same block is ignored
+    pushFree(st, k - kHeapMinShift, block);
+}
