@@ -164,7 +164,10 @@ Status ctxGetDevice(CUdevice* device) {
 }
 
 Status ctxGetFlags(unsigned int* flags) {
-    NVL_ASSIGN_OR_RETURN(Context * c, core::requireCurrent());
+    // Answers even for a destroyed current context, as libcuda does.
+    NVL_TRY(core::Runtime::get().checkInit());
+    Context* c = core::current::top();
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
     if (!flags) return CUDA_ERROR_INVALID_VALUE;
     *flags = c->flags();
     return kOk;

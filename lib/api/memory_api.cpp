@@ -27,6 +27,7 @@ uint64_t addr(const void* p) { return reinterpret_cast<uint64_t>(p); }
 Status hostAlloc(void** pp, size_t bytesize, unsigned flags) {
     NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
     if (!pp || (flags & ~kHostAllocFlags)) return CUDA_ERROR_INVALID_VALUE;
+    *pp = nullptr;  // what a failed allocation leaves, as in libcuda
     if (bytesize == 0) {  // libcuda accepts it; nothing to pin
         *pp = nullptr;
         return kOk;
@@ -42,6 +43,7 @@ Status hostAlloc(void** pp, size_t bytesize, unsigned flags) {
 Status memAlloc(CUdeviceptr* dptr, size_t bytesize) {
     NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
     if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    *dptr = 0;  // what a failed allocation leaves, as in libcuda
     NVL_ASSIGN_OR_RETURN(core::DeviceHeap::Block b, ctx->heap().alloc(bytesize));
     AddressMap::get().insert({b.va, bytesize, MemoryKind::Device, ctx, 0, b.cpuVisible});
     *dptr = b.va;

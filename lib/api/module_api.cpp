@@ -66,7 +66,7 @@ Status launchOn(CUstream stream, CUfunction f, const core::LaunchRequest& r) {
 
 Status moduleLoad(CUmodule* module, const char* fname) {
     NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
-    if (!module || !fname) return CUDA_ERROR_INVALID_VALUE;
+    if (!module || !fname || !*fname) return CUDA_ERROR_INVALID_VALUE;  // "": libcuda's answer too
     core::JitOptions jit;
     return publish(module, Module::loadFile(*ctx, fname, jit));
 }

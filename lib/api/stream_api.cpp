@@ -57,7 +57,7 @@ DestroyedEvents& destroyedEvents() {
 Result<Event*> eventFor(CUevent h) {
     NVL_TRY(core::Runtime::get().checkInit());
     Event* e = Event::fromHandle(h);
-    if (!e) return h && destroyedEvents().contains(h) ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_ERROR_INVALID_HANDLE;
+    if (!e) return h && (destroyedEvents().contains(h) || Event::goneWithContext(h)) ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_ERROR_INVALID_HANDLE;
     if (!core::CallScope::use(e->context())) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     if (CUresult sticky = e->context().stickyError(); sticky != CUDA_SUCCESS) return sticky;
     return e;
@@ -281,7 +281,7 @@ Status eventDestroy(CUevent hEvent) {
     NVL_TRY(core::Runtime::get().checkInit());
     Event* e = Event::fromHandle(hEvent);
     if (!e)
-        return hEvent && destroyedEvents().contains(hEvent) ? CUDA_ERROR_CONTEXT_IS_DESTROYED
+        return hEvent && (destroyedEvents().contains(hEvent) || Event::goneWithContext(hEvent)) ? CUDA_ERROR_CONTEXT_IS_DESTROYED
                                                             : CUDA_ERROR_INVALID_HANDLE;
     // Of a context being destroyed: gone with it.
     if (!core::CallScope::use(e->context())) return CUDA_ERROR_INVALID_HANDLE;

@@ -1,5 +1,8 @@
 #include "core/event.h"
 
+#include <array>
+#include <mutex>
+
 #include "core/handle_registry.h"
 
 namespace nvl::core {
@@ -40,7 +43,36 @@ bool Event::destroy(Event* e) {
     return true;
 }
 
-void Event::forget(Event& e) { HandleRegistry<Event>::get().remove(&e); }
+namespace {
+
+// Handles of the last events their contexts' destroys took (addresses only).
+struct Forgotten {
+    std::mutex mutex;
+    std::array<const void*, 256> handles{};
+    size_t next = 0;
+};
+Forgotten& forgotten() {
+    static auto* f = new Forgotten();
+    return *f;
+}
+
+}  // namespace
+
+void Event::forget(Event& e) {
+    HandleRegistry<Event>::get().remove(&e);
+    Forgotten& f = forgotten();
+    std::lock_guard lock(f.mutex);
+    f.handles[f.next++ % f.handles.size()] = &e;
+}
+
+bool Event::goneWithContext(const void* handle) {
+    if (!handle) return false;
+    Forgotten& f = forgotten();
+    std::lock_guard lock(f.mutex);
+    for (const void* h : f.handles)
+        if (h == handle) return true;
+    return false;
+}
 
 Status Event::record(Stream& stream) {
     std::lock_guard lock(mutex_);

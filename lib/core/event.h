@@ -27,6 +27,9 @@ public:
     static bool destroy(Event* e);
     // Its context is being destroyed: the handle goes.
     static void forget(Event& e);
+    // Whether 'handle' was one of the last events a context's destroy took
+    // (libcuda answers them with CUDA_ERROR_CONTEXT_IS_DESTROYED).
+    static bool goneWithContext(const void* handle);
 
     Context& context() const { return ctx_; }
     unsigned flags() const { return flags_; }

@@ -65,9 +65,13 @@ Status Link::addFile(int type, const char* path) {
 
 Status Link::complete(void** cubin, size_t* size) {
     std::lock_guard lock(mutex_);
+    // A link state completes once: libcuda 580 answers a second cuLinkComplete
+    // with CUDA_ERROR_INVALID_HANDLE (compat_probe misuse-link).
+    if (completed_) return CUDA_ERROR_INVALID_HANDLE;
     NVL_ASSIGN_OR_RETURN(const std::vector<uint8_t>* out, linker_->complete());
     *cubin = const_cast<uint8_t*>(out->data());
     *size = out->size();
+    completed_ = true;
     return kOk;
 }
 

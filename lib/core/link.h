@@ -37,6 +37,7 @@ public:
 
 private:
     std::mutex mutex_;
+    bool completed_ = false;  // under mutex_
     std::unique_ptr<loader::Linker> linker_;
     std::shared_ptr<Context> ctx_;
 };

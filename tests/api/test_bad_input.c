@@ -311,6 +311,38 @@ static void test_corrupt_relocatable_cubins(void **state) {
 /* ------------------------------------------------------------- item 5 */
 
 /* Files that never end, or are no files: refused from their first bytes. */
+/* Huge allocations fail cleanly and leave a null result, as libcuda 580's do
+ * (tests/compat/expected/libcuda_misuse.txt). */
+static void test_huge_allocations(void **state) {
+    (void)state;
+    const size_t sizes[] = {SIZE_MAX, SIZE_MAX - 4095, (size_t)1 << 62, (size_t)1 << 47, (size_t)1 << 44};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+        CUdeviceptr d = 0x1234;
+        void *h = (void *)0x5678;
+        EXPECT_BOUNDED(CUDA_ERROR_OUT_OF_MEMORY, cuMemAlloc(&d, sizes[i]));
+        assert_int_equal(d, 0);
+        EXPECT_BOUNDED(CUDA_ERROR_OUT_OF_MEMORY, cuMemAllocHost(&h, sizes[i]));
+        assert_null(h);
+    }
+}
+
+/* A link state completes once (libcuda 580: CUDA_ERROR_INVALID_HANDLE after). */
+static void test_link_completes_once(void **state) {
+    (void)state;
+    CUlinkState ls = NULL;
+    void *out = NULL;
+    size_t n = 0;
+    assert_cu_ok(cuLinkCreate(0, NULL, NULL, &ls));
+    CUresult r = cuLinkComplete(ls, &out, &n);
+    if (r == CUDA_ERROR_JIT_COMPILER_NOT_FOUND || r == CUDA_ERROR_NOT_SUPPORTED) {
+        cuLinkDestroy(ls);
+        skip(); /* no nvJitLink here: nothing to link with */
+    }
+    assert_cu_ok(r);
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuLinkComplete(ls, &out, &n));
+    assert_cu_ok(cuLinkDestroy(ls));
+}
+
 static void test_endless_and_odd_files(void **state) {
     (void)state;
     CUmodule m = NULL;
@@ -318,7 +350,7 @@ static void test_endless_and_odd_files(void **state) {
     EXPECT_BOUNDED(CUDA_ERROR_INVALID_IMAGE, cuModuleLoad(&m, "/dev/urandom"));
     EXPECT_BOUNDED(CUDA_ERROR_INVALID_IMAGE, cuModuleLoad(&m, "/dev/null"));
     EXPECT_BOUNDED(CUDA_ERROR_FILE_NOT_FOUND, cuModuleLoad(&m, "/"));
-    EXPECT_BOUNDED(CUDA_ERROR_FILE_NOT_FOUND, cuModuleLoad(&m, ""));
+    EXPECT_BOUNDED(CUDA_ERROR_INVALID_VALUE, cuModuleLoad(&m, "")); /* libcuda 580's answer */
     /* A __fatBinC_Wrapper_t holds a pointer: in a file it is just bytes. */
     unsigned char wrapper[32];
     ts_put_le(wrapper, 0x466243B1u, 4);
@@ -343,6 +375,8 @@ static void test_endless_and_odd_files(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_param_base_inside_driver_area, ts_ctx_setup, ts_ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_huge_allocations, ts_ctx_setup, ts_ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_link_completes_once, ts_ctx_setup, ts_ctx_teardown),
         cmocka_unit_test_setup_teardown(test_param_size_huge, ts_ctx_setup, ts_ctx_teardown),
         cmocka_unit_test_setup_teardown(test_small_bank0_without_param_record, ts_ctx_setup, ts_ctx_teardown),
         cmocka_unit_test_setup_teardown(test_compressed_entry_claims_1gib, ts_ctx_setup, ts_ctx_teardown),
