@@ -394,9 +394,10 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= loader api
 FUZZ_DIR := $(ASAN_BUILD)/fuzz
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.cpp $(STATIC) $(SIM_OBJS)
+# The fuzz targets link the objects test-asan's tests link (the checked ones).
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.cpp $(CHK_STATIC) $(CHK_SIM_OBJS) $(CHK_JIT_HELPER)
 	@mkdir -p $(dir $@)
-	$(CXX) $(ALL_CXXFLAGS) -Itests -fsanitize=fuzzer $< -o $@ $(SIM_OBJS) $(STATIC) $(LIB_LDLIBS)
+	$(CXX) $(TEST_CXXFLAGS) -Itests -fsanitize=fuzzer $< -o $@ $(CHK_SIM_OBJS) $(CHK_STATIC) $(LIB_LDLIBS)
 
 $(BUILD)/fuzz/make_seeds: tests/fuzz/make_seeds.c $(BUILD)/obj/tests/support/ts_kernels.o
 	@mkdir -p $(dir $@)

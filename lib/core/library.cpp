@@ -72,7 +72,7 @@ Result<Library*> Library::fromImages(std::vector<std::pair<uint32_t, loader::Ima
     HandleRegistry<Library>::get().add(std::shared_ptr<Library>(lib));
     // EAGER: into the current context now (other contexts on first use).
     if (moduleLoadingMode() == CU_MODULE_EAGER_LOADING) {
-        if (Context* ctx = current::top(); ctx && ctx->active()) {
+        if (Context* ctx = current::top(); ctx && CallScope::use(*ctx)) {
             Result<Module*> m = lib->moduleFor(*ctx);
             if (!m) {
                 (void)lib->unload();
