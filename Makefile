@@ -546,5 +546,8 @@ probes: $(MEM_PROBE_BINS)
 # Host functions run on a library thread; pools are shared by every thread.
 TSAN_TESTS += tests/api/test_host_func tests/api/test_mem_pool
 TSAN_BINS  += $(TSAN_BUILD)/tests/api/test_host_func $(TSAN_BUILD)/tests/api/test_mem_pool
+# Several GPUs: peer mappings and copies between devices under ThreadSanitizer.
+TSAN_TESTS += tests/api/test_multigpu
+TSAN_BINS  += $(TSAN_BUILD)/tests/api/test_multigpu
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

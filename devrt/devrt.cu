@@ -51,6 +51,25 @@ __device__ __forceinline__ void storeSys32(uint32_t* p, uint32_t v) {
 __device__ __forceinline__ uint64_t loadVolatile(const uint64_t* p) { return *static_cast<const volatile uint64_t*>(p); }
 
 __device__ __forceinline__ void storeVolatile(uint64_t* p, uint64_t v) { *static_cast<volatile uint64_t*>(p) = v; }
+
+// The lanes of the warp running this call together, this lane, a barrier among them.
+__device__ __forceinline__ unsigned activeLanes() { return __activemask(); }
+__device__ __forceinline__ unsigned laneId() {
+    unsigned lane;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+    return lane;
+}
+// On sm_80 ptxas turns bar.warp.sync (and __syncwarp) with a mask known only
+// at run time into a call to a helper (__cuda_sm70_warpsync), which the
+// runtime may not have (no calls): there the lanes meet where the branch
+// around each record rejoins, as they do without it on sm_90.
+__device__ __forceinline__ void warpSync(unsigned lanes) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("bar.warp.sync %0;" ::"r"(lanes) : "memory");
+#else
+    (void)lanes;
+#endif
+}
 #else
 // The host build of this file (tests/unit/test_devrt_host.cpp runs the
 // same code on CPU threads against the host side).
@@ -59,6 +78,10 @@ inline void storeSys(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_
 inline void storeSys32(uint32_t* p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 inline uint64_t loadVolatile(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 inline void storeVolatile(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+// Each CPU thread is a warp of one lane.
+inline unsigned activeLanes() { return 1; }
+inline unsigned laneId() { return 0; }
+inline void warpSync(unsigned) {}
 #endif
 
 __device__ __forceinline__ uint64_t pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
@@ -339,18 +362,30 @@ extern "C" __device__ __noinline__ void nvl_devrt_assertfail(const char* express
     if (!file) file = "";
     if (!function) function = "";
     const uint32_t ne = boundedLength(expression), nf = boundedLength(file), nfn = boundedLength(function);
-    record(kRecordAssert, [&](auto& sink) {
-        sink.number(line);
-        sink.number(blockIdx.x);
-        sink.number(blockIdx.y);
-        sink.number(blockIdx.z);
-        sink.number(threadIdx.x);
-        sink.number(threadIdx.y);
-        sink.number(threadIdx.z);
-        sink.string(file, nf);
-        sink.string(function, nfn);
-        sink.string(expression, ne);
-    });
+    // Every lane of the warp that failed together gets its message before the
+    // trap stops the warp, as with libcuda (one line per thread, lowest lane
+    // first): the lanes write their records in turn, then trap together.
+    // Without this the first lane to win the ring traps the others before
+    // they have written anything.
+    const unsigned lanes = activeLanes(), me = 1u << laneId();
+    NVL_ROLLED
+    for (unsigned left = lanes; left != 0; left &= left - 1) {
+        if ((left & (~left + 1)) == me) {
+            record(kRecordAssert, [&](auto& sink) {
+                sink.number(line);
+                sink.number(blockIdx.x);
+                sink.number(blockIdx.y);
+                sink.number(blockIdx.z);
+                sink.number(threadIdx.x);
+                sink.number(threadIdx.y);
+                sink.number(threadIdx.z);
+                sink.string(file, nf);
+                sink.string(function, nfn);
+                sink.string(expression, ne);
+            });
+        }
+        warpSync(lanes);
+    }
     State* st = nvl_devrt_state;
     if (st) {
         storeSys32(&reinterpret_cast<HostBlock*>(st->hostBlock)->asserted, 1);

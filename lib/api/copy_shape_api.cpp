@@ -134,14 +134,6 @@ Result<Context*> peerContext(CUcontext h) {
     return ctx;
 }
 
-// The contexts of a peer copy, which nvlite serves within one device (its
-// contexts share one GPU address space): copies between devices are not
-// provided.
-Status checkPeers(Context* dst, Context* src) {
-    if (&dst->device() != &src->device()) return CUDA_ERROR_NOT_SUPPORTED;
-    return kOk;
-}
-
 // The synchronous peer copies run on the current context's legacy stream
 // (the destination context's when none is current) after the work of the
 // other contexts involved, and return once done when another context is
@@ -210,7 +202,6 @@ Status memcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDe
     NVL_TRY(core::Runtime::get().checkInit());
     NVL_ASSIGN_OR_RETURN(Context * dst, peerContext(dstContext));
     NVL_ASSIGN_OR_RETURN(Context * src, peerContext(srcContext));
-    NVL_TRY(checkPeers(dst, src));
     return serializedPeer(dst, src, [&](core::Stream& st) {
         return core::copyDeviceToDevice(st, dstDevice, srcDevice, ByteCount, Sync::Blocking);
     });
@@ -219,9 +210,9 @@ Status memcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDe
 Status memcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
                        size_t ByteCount, CUstream hStream) {
     NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(hStream));
-    NVL_ASSIGN_OR_RETURN(Context * dst, peerContext(dstContext));
-    NVL_ASSIGN_OR_RETURN(Context * src, peerContext(srcContext));
-    NVL_TRY(checkPeers(dst, src));
+    // The contexts are checked; the copy runs on the stream's device (core/peer.h).
+    NVL_TRY(peerContext(dstContext).status());
+    NVL_TRY(peerContext(srcContext).status());
     return st->context().noted(core::copyDeviceToDevice(*st, dstDevice, srcDevice, ByteCount, Sync::Async));
 }
 
@@ -230,7 +221,6 @@ Status memcpy3DPeer(const CUDA_MEMCPY3D_PEER* pCopy) {
     if (!pCopy) return CUDA_ERROR_INVALID_VALUE;
     NVL_ASSIGN_OR_RETURN(Context * dst, peerContext(pCopy->dstContext));
     NVL_ASSIGN_OR_RETURN(Context * src, peerContext(pCopy->srcContext));
-    NVL_TRY(checkPeers(dst, src));
     const Extent e{pCopy->WidthInBytes, pCopy->Height, pCopy->Depth};
     return serializedPeer(dst, src, [&](core::Stream& st) {
         return copyShape(st, dst3D(*pCopy), src3D(*pCopy), e, true, Sync::Blocking);
@@ -240,9 +230,8 @@ Status memcpy3DPeer(const CUDA_MEMCPY3D_PEER* pCopy) {
 Status memcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream) {
     NVL_ASSIGN_OR_RETURN(core::Stream * st, resolveStream(hStream));
     if (!pCopy) return CUDA_ERROR_INVALID_VALUE;
-    NVL_ASSIGN_OR_RETURN(Context * dst, peerContext(pCopy->dstContext));
-    NVL_ASSIGN_OR_RETURN(Context * src, peerContext(pCopy->srcContext));
-    NVL_TRY(checkPeers(dst, src));
+    NVL_TRY(peerContext(pCopy->dstContext).status());
+    NVL_TRY(peerContext(pCopy->srcContext).status());
     return copyShape(*st, dst3D(*pCopy), src3D(*pCopy), Extent{pCopy->WidthInBytes, pCopy->Height, pCopy->Depth},
                      true, Sync::Async);
 }

@@ -6,7 +6,9 @@
 #include "api/api_internal.h"
 #include "api/entry.h"
 #include "api/entry_impls.h"
+#include "core/context.h"
 #include "core/device.h"
+#include "core/peer.h"
 #include "core/runtime.h"
 
 namespace nvl::api {
@@ -172,21 +174,29 @@ Status deviceGetProperties(CUdevprop* prop, CUdevice dev) {
 
 // ------------------------------------------------------------------ peers
 
-// nvlite gives no context access to another GPU's memory: never a peer.
+// Whether contexts of 'dev' can map memory of 'peerDev': RM's peer
+// capabilities of the two GPUs (reads and writes); never for one device.
 Status deviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDev) {
     NVL_TRY(core::Runtime::get().checkInit());
     if (!canAccessPeer) return CUDA_ERROR_INVALID_VALUE;
-    NVL_TRY(core::deviceFor(dev).status());
-    NVL_TRY(core::deviceFor(peerDev).status());
-    *canAccessPeer = 0;
+    NVL_ASSIGN_OR_RETURN(core::Device * a, core::deviceFor(dev));
+    NVL_ASSIGN_OR_RETURN(core::Device * b, core::deviceFor(peerDev));
+    NVL_ASSIGN_OR_RETURN(hw::Driver::PeerCaps caps, core::peerCaps(*a, *b));
+    *canAccessPeer = caps.access ? 1 : 0;
     return kOk;
 }
 
-// A link between two devices: with peer access not provided, every attribute
-// of a link between two GPUs is 0; one device is not a link.
+// The link between two devices, from RM's peer capabilities. CUDA arrays are
+// not provided, so neither is their access over the link.
 Status deviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice) {
     NVL_TRY(core::Runtime::get().checkInit());
     if (!value) return CUDA_ERROR_INVALID_VALUE;
+    // The devices first: libcuda 580 answers an unknown attribute between a
+    // device and itself with CUDA_ERROR_INVALID_DEVICE
+    // (tests/compat/dropin_probe.c devices, run on the H200).
+    NVL_ASSIGN_OR_RETURN(core::Device * src, core::deviceFor(srcDevice));
+    NVL_ASSIGN_OR_RETURN(core::Device * dst, core::deviceFor(dstDevice));
+    if (srcDevice == dstDevice) return CUDA_ERROR_INVALID_DEVICE;
     switch (attrib) {
     case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK:
     case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED:
@@ -195,11 +205,31 @@ Status deviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice 
     case CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: break;
     default: return CUDA_ERROR_INVALID_VALUE;
     }
-    NVL_TRY(core::deviceFor(srcDevice).status());
-    NVL_TRY(core::deviceFor(dstDevice).status());
-    if (srcDevice == dstDevice) return CUDA_ERROR_INVALID_DEVICE;
-    *value = 0;
+    NVL_ASSIGN_OR_RETURN(hw::Driver::PeerCaps caps, core::peerCaps(*src, *dst));
+    switch (attrib) {
+    // Lower ranks are faster links: NVLink before PCIe.
+    case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: *value = caps.access && !caps.nvlink ? 1 : 0; break;
+    case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED: *value = caps.access; break;
+    case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: *value = caps.atomics; break;
+    default: *value = 0; break;
+    }
     return kOk;
+}
+
+// ------------------------------------------------------------------ peer access
+
+Status ctxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
+    NVL_ASSIGN_OR_RETURN(core::Context * ctx, core::requireCurrent());
+    core::Context* peer = core::Context::fromHandle(peerContext);
+    if (!peer || !peer->active()) return CUDA_ERROR_INVALID_CONTEXT;
+    return core::enablePeerAccess(*ctx, *peer, Flags);
+}
+
+Status ctxDisablePeerAccess(CUcontext peerContext) {
+    NVL_ASSIGN_OR_RETURN(core::Context * ctx, core::requireCurrent());
+    core::Context* peer = core::Context::fromHandle(peerContext);
+    if (!peer) return CUDA_ERROR_INVALID_CONTEXT;
+    return core::disablePeerAccess(*ctx, *peer);
 }
 
 }  // namespace nvl::api

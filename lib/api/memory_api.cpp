@@ -120,7 +120,7 @@ Status memHostRegister(void* p, size_t bytesize, unsigned int Flags) {
     if (addr(p) + bytesize < addr(p)) return CUDA_ERROR_INVALID_VALUE;
     if (Flags & CU_MEMHOSTREGISTER_IOMEMORY) return CUDA_ERROR_NOT_SUPPORTED;
     if (AddressMap::get().overlaps(addr(p), bytesize)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
-    NVL_TRY(ctx->host().registerRange(p, bytesize));
+    NVL_TRY(ctx->host().registerPortable(p, bytesize));
     AddressMap::get().insert({addr(p), bytesize, MemoryKind::HostRegistered, ctx, Flags});
     return kOk;
 }

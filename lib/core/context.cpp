@@ -15,6 +15,7 @@
 #include "core/mem_pool.h"
 #include "core/memory.h"
 #include "core/module.h"
+#include "core/peer.h"
 #include "core/runtime.h"
 #include "core/staging.h"
 
@@ -103,6 +104,7 @@ bool Context::deactivate() {
     // No new call gets in; those inside finish first.
     if (!close()) return false;
     (void)synchronize();
+    dropPeerAccess(*this);
     // Before the channels go: host functions still queued (after a fault)
     // and pools' stream-ordered frees refer to them.
     {

@@ -167,6 +167,15 @@ public:
     std::atomic<size_t> persistingL2Bytes{0};
     static constexpr size_t kDefaultL2FetchGranularity = 64;
 
+    // Peer access (core/peer.h): the contexts whose memory this one maps,
+    // each with the activation it was enabled in.
+    struct PeerEntry {
+        Context* context;
+        uint64_t generation;
+    };
+    std::mutex peerMutex;
+    std::vector<PeerEntry> peers;
+
     Context(Device& device, bool primary);  // through create()
 
 private:

@@ -1,11 +1,15 @@
 #include "core/copy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <optional>
 #include <vector>
 
 #include "core/context.h"
+#include "core/device.h"
+#include "core/mem_pool.h"
+#include "core/peer.h"
 #include "core/copy_rect.h"
 #include "core/memory.h"
 #include "core/staging.h"
@@ -21,6 +25,11 @@ struct Place {
     enum Kind { Gpu, Pinned, Pageable } kind;
     uint64_t address;
     bool cpuVisible = false;  // device memory the CPU reaches at the same address (BAR1)
+    // Several GPUs: the device the memory belongs to (nullptr: any, or not
+    // known), the context that owns it, and whether it is cuMemAlloc memory.
+    const Device* device = nullptr;
+    Context* owner = nullptr;
+    bool heapMemory = false;
 };
 
 // Copies this small are done by the CPU through BAR1 when the stream is
@@ -34,9 +43,59 @@ constexpr uint64_t kCpuReadMax = 16;
 std::optional<Place> gpuReachable(uint64_t addr, uint64_t bytes) {
     auto a = AddressMap::get().findInUse(addr);
     if (!a || !a->contains(addr, bytes)) return std::nullopt;
+    const Device* device = a->context ? &a->context->device() : a->pool ? &a->pool->device() : nullptr;
     if (a->kind == MemoryKind::Device || a->kind == MemoryKind::ModuleGlobal)
-        return Place{Place::Gpu, addr, a->cpuVisible};
-    return Place{Place::Pinned, addr};
+        return Place{Place::Gpu, addr, a->cpuVisible, device, a->context, a->kind == MemoryKind::Device && !a->pool};
+    return Place{Place::Pinned, addr, false, device, a->context, false};
+}
+
+// ------------------------------------------------------------ several GPUs
+
+// Memory of another device than the stream's.
+bool remote(const Stream& st, const Place& p) {
+    return p.kind != Place::Pageable && p.device && p.device != &st.context().device();
+}
+
+// Makes a remote side reachable from st's GPU; false when it cannot be.
+Result<bool> reach(Stream& st, Place& p, uint64_t bytes) {
+    if (!remote(st, p)) return true;
+    if (!p.owner || (p.kind == Place::Gpu && !p.heapMemory)) return false;
+    NVL_ASSIGN_OR_RETURN(bool ok, reachFrom(st, *p.owner, p.kind == Place::Gpu, p.address, bytes));
+    if (ok) p.device = nullptr;  // local now
+    return ok;
+}
+
+Status copyPlaces(Stream& st, Place dst, Place src, uint64_t bytes, Sync sync);
+
+// A side that st's GPU cannot reach: the copy goes through host memory, in
+// pieces, each side read or written by a stream of its own device (after
+// st's earlier work; returns once done).
+Status stagedAcrossDevices(Stream& st, Place dst, Place src, uint64_t bytes) {
+    Stream* reader = &st;
+    Stream* writer = &st;
+    if (remote(st, src)) {
+        if (!src.owner) return CUDA_ERROR_NOT_SUPPORTED;  // pool memory: no context of its device at hand
+        reader = &src.owner->nullStream();
+    }
+    if (remote(st, dst)) {
+        if (!dst.owner) return CUDA_ERROR_NOT_SUPPORTED;
+        writer = &dst.owner->nullStream();
+    }
+    NVL_TRY(st.synchronize());
+    constexpr uint64_t kPiece = 8ull << 20;
+    std::vector<uint8_t> buffer(std::min(bytes, kPiece));
+    const Place tmp{Place::Pageable, reinterpret_cast<uint64_t>(buffer.data())};
+    src.device = dst.device = nullptr;
+    for (uint64_t done = 0; done < bytes;) {
+        const uint64_t n = std::min(kPiece, bytes - done);
+        Place s = src, d = dst;
+        s.address += done;
+        d.address += done;
+        NVL_TRY(reader->context().noted(copyPlaces(*reader, tmp, s, n, Sync::Blocking)));
+        NVL_TRY(writer->context().noted(copyPlaces(*writer, d, tmp, n, Sync::Blocking)));
+        done += n;
+    }
+    return kOk;
 }
 
 Place classify(uint64_t addr, uint64_t bytes) {
@@ -61,6 +120,11 @@ Status hostToHost(Stream& st, uint64_t dst, uint64_t src, uint64_t bytes) {
 
 Status copyPlaces(Stream& st, Place dst, Place src, uint64_t bytes, Sync sync) {
     if (bytes == 0) return kOk;
+    if (remote(st, dst) || remote(st, src)) {
+        NVL_ASSIGN_OR_RETURN(bool dstReached, reach(st, dst, bytes));
+        NVL_ASSIGN_OR_RETURN(bool srcReached, reach(st, src, bytes));
+        if (!dstReached || !srcReached) return stagedAcrossDevices(st, dst, src, bytes);
+    }
     Context& ctx = st.context();
     const bool dstHost = dst.kind != Place::Gpu, srcHost = src.kind != Place::Gpu;
     // Host to host (pinned or not): fully synchronous, a CPU copy.
@@ -286,6 +350,8 @@ Status fill(Stream& st, uint64_t dst, uint32_t value, uint32_t elementSize, uint
     auto d = gpuReachable(dst, bytes);
     if (!d) return CUDA_ERROR_INVALID_VALUE;
     if (count == 0) return kOk;
+    NVL_ASSIGN_OR_RETURN(bool reached, reach(st, *d, bytes));
+    if (!reached) return CUDA_ERROR_NOT_SUPPORTED;  // another device's memory, no peer link
     // Fills of pinned host memory are synchronous; of device memory, never.
     return submitFill(st, dst, value, elementSize, count, sync == Sync::Blocking && d->kind == Place::Pinned);
 }
@@ -306,6 +372,10 @@ Status copyRects(Stream& st, const CopySide& dst, const CopySide& src, const Ext
     if (!dstSpan || !srcSpan) return CUDA_ERROR_INVALID_VALUE;
     NVL_ASSIGN_OR_RETURN(Place d, resolve(dst, *dstSpan));
     NVL_ASSIGN_OR_RETURN(Place s, resolve(src, *srcSpan));
+    // Another device's memory: over the peer link, else not provided.
+    NVL_ASSIGN_OR_RETURN(bool dstReached, reach(st, d, *dstSpan));
+    NVL_ASSIGN_OR_RETURN(bool srcReached, reach(st, s, *srcSpan));
+    if (!dstReached || !srcReached) return CUDA_ERROR_NOT_SUPPORTED;
     const std::vector<Rect> rects = planRects(dst, src, extent);
     const bool dstHost = d.kind != Place::Gpu, srcHost = s.kind != Place::Gpu;
     if (dstHost && srcHost) return hostRects(st, rects);
@@ -336,6 +406,8 @@ Status fill2D(Stream& st, uint64_t dst, uint64_t pitch, uint32_t value, uint32_t
     if (!bytes) return CUDA_ERROR_INVALID_VALUE;
     auto d = gpuReachable(dst, *bytes);
     if (!d) return CUDA_ERROR_INVALID_VALUE;
+    NVL_ASSIGN_OR_RETURN(bool reached, reach(st, *d, *bytes));
+    if (!reached) return CUDA_ERROR_NOT_SUPPORTED;  // another device's memory, no peer link
     // Fills of pinned host memory are synchronous; of device memory, never.
     const bool wait = sync == Sync::Blocking && d->kind == Place::Pinned;
     // Packed lines are one 1-D fill.

@@ -7,6 +7,7 @@
 #include "common/align.h"
 #include "core/call_scope.h"
 #include "core/context.h"
+#include "hw/driver.h"
 #include "hw/gpu.h"
 
 namespace nvl::core {
@@ -143,8 +144,57 @@ Result<DeviceHeap::Chunk*> DeviceHeap::newChunk(uint64_t size, bool dedicated) {
     chunk->dedicated = dedicated;
     chunk->freeBlocks[chunk->base()] = chunk->size();
     chunk->freeBytes = chunk->size();
+    for (auto& [peer, count] : peers_) NVL_TRY(peer->mapForPeer(*chunk->memory));
     chunks_.push_back(std::move(chunk));
     return chunks_.back().get();
+}
+
+Status DeviceHeap::addPeer(hw::Gpu& peer) {
+    std::lock_guard lock(mutex_);
+    return addPeerLocked(peer);
+}
+
+Status DeviceHeap::ensurePeer(hw::Gpu& peer) {
+    std::lock_guard lock(mutex_);
+    if (std::find(internalPeers_.begin(), internalPeers_.end(), &peer) != internalPeers_.end()) return kOk;
+    NVL_TRY(addPeerLocked(peer));
+    internalPeers_.push_back(&peer);
+    return kOk;
+}
+
+Status DeviceHeap::addPeerLocked(hw::Gpu& peer) {
+    for (auto& [g, count] : peers_)
+        if (g == &peer) {
+            ++count;
+            return kOk;
+        }
+    for (auto& c : chunks_) {
+        if (Status s = peer.mapForPeer(*c->memory); !s.ok()) {
+            for (auto& undo : chunks_) peer.unmapForPeer(*undo->memory);
+            return s;
+        }
+    }
+    peers_.emplace_back(&peer, 1);
+    return kOk;
+}
+
+void DeviceHeap::removePeer(hw::Gpu& peer) {
+    std::lock_guard lock(mutex_);
+    for (auto it = peers_.begin(); it != peers_.end(); ++it) {
+        if (it->first != &peer) continue;
+        if (--it->second == 0) {
+            for (auto& c : chunks_) peer.unmapForPeer(*c->memory);
+            peers_.erase(it);
+        }
+        return;
+    }
+}
+
+bool DeviceHeap::hasPeer(const hw::Gpu& peer) {
+    std::lock_guard lock(mutex_);
+    for (auto& [g, count] : peers_)
+        if (g == &peer) return true;
+    return false;
 }
 
 void DeviceHeap::releaseChunk(Chunk* chunk) {
@@ -203,21 +253,63 @@ HostMemory::~HostMemory() = default;
 Result<void*> HostMemory::alloc(uint64_t size) {
     NVL_ASSIGN_OR_RETURN(auto mem, gpu_.allocHost(size));
     void* p = mem->cpu();
-    std::lock_guard lock(mutex_);
-    allocations_[reinterpret_cast<uint64_t>(p)] = std::move(mem);
+    {
+        std::lock_guard lock(mutex_);
+        allocations_[reinterpret_cast<uint64_t>(p)] = std::move(mem);
+    }
+    if (gpu_.driver().gpuCount() > 1) mapOnOpenGpus(reinterpret_cast<uint64_t>(p), size);
     return p;
 }
 
 bool HostMemory::free(void* p) {
     std::unique_ptr<hw::GpuMemory> mem;
+    std::vector<std::unique_ptr<hw::GpuMemory>> others;
     {
         std::lock_guard lock(mutex_);
         auto it = allocations_.find(reinterpret_cast<uint64_t>(p));
         if (it == allocations_.end()) return false;
         mem = std::move(it->second);
         allocations_.erase(it);
+        if (auto o = others_.find(reinterpret_cast<uint64_t>(p)); o != others_.end()) {
+            others = std::move(o->second);
+            others_.erase(o);
+        }
     }
-    return true;  // 'mem' unpins and unmaps here, outside the lock
+    others.clear();  // the other GPUs' mappings first: 'mem' owns the pages
+    return true;     // 'mem' unpins and unmaps here, outside the lock
+}
+
+Status HostMemory::mapOn(hw::Gpu& gpu, uint64_t addr, uint64_t len) {
+    if (&gpu == &gpu_) return kOk;
+    NVL_TRY(gpu.open());
+    // UVM's one address space takes a range once: not for a second GPU.
+    if (gpu.usesUvm()) return CUDA_ERROR_NOT_SUPPORTED;
+    std::lock_guard lock(mutex_);
+    // The pieces of [addr, addr+len): one allocation, or registered segments.
+    std::vector<std::pair<uint64_t, uint64_t>> pieces;
+    for (auto& [base, mem] : allocations_)
+        if (addr >= base && addr - base < mem->size()) pieces.emplace_back(base, mem->size());
+    if (pieces.empty()) {
+        auto it = segments_.upper_bound(addr);
+        if (it != segments_.begin()) --it;
+        for (; it != segments_.end() && it->first < addr + len; ++it)
+            if (it->first + it->second.memory->size() > addr) pieces.emplace_back(it->first, it->second.memory->size());
+    }
+    for (auto [base, size] : pieces) {
+        auto& list = others_[base];
+        bool have = false;
+        for (auto& m : list) have = have || &m->gpu() == &gpu;
+        if (have) continue;
+        NVL_ASSIGN_OR_RETURN(auto mem, gpu.registerHost(reinterpret_cast<void*>(base), size));
+        list.push_back(std::move(mem));
+    }
+    return kOk;
+}
+
+void HostMemory::mapOnOpenGpus(uint64_t addr, uint64_t len) {
+    hw::Driver& driver = gpu_.driver();
+    for (size_t i = 0; i < driver.gpuCount(); ++i)
+        if (&driver.gpu(i) != &gpu_ && driver.gpu(i).isOpen()) (void)mapOn(driver.gpu(i), addr, len);
 }
 
 Status HostMemory::registerRange(void* p, uint64_t size) {
@@ -261,6 +353,12 @@ Status HostMemory::registerRange(void* p, uint64_t size) {
     return kOk;
 }
 
+Status HostMemory::registerPortable(void* p, uint64_t size) {
+    NVL_TRY(registerRange(p, size));
+    if (gpu_.driver().gpuCount() > 1) mapOnOpenGpus(reinterpret_cast<uint64_t>(p), size);
+    return kOk;
+}
+
 bool HostMemory::unregisterRange(void* p) {
     std::vector<std::unique_ptr<hw::GpuMemory>> released;
     {
@@ -270,6 +368,10 @@ bool HostMemory::unregisterRange(void* p) {
         for (uint64_t s : it->second.segments) {
             auto seg = segments_.find(s);
             if (--seg->second.refs == 0) {
+                if (auto o = others_.find(s); o != others_.end()) {
+                    for (auto& m : o->second) released.push_back(std::move(m));  // before the pages' own
+                    others_.erase(o);
+                }
                 released.push_back(std::move(seg->second.memory));
                 segments_.erase(seg);
             }

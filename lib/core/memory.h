@@ -87,6 +87,15 @@ public:
     // Frees an allocation made by alloc(); false if 'va' is not one.
     bool free(uint64_t va);
 
+    // Peer access: every chunk, and every later one, also mapped into
+    // another GPU's address space (at the same addresses). Counted: each
+    // addPeer needs its removePeer. The GPU must be open.
+    Status addPeer(hw::Gpu& peer);
+    void removePeer(hw::Gpu& peer);
+    bool hasPeer(const hw::Gpu& peer);
+    // One addPeer that nvlite holds for its own copies, at most once per GPU.
+    Status ensurePeer(hw::Gpu& peer);
+
     static constexpr uint64_t kAlignment = 512;
     static constexpr uint64_t kChunkSize = 64ull << 20;
     static constexpr uint64_t kDedicatedThreshold = 32ull << 20;
@@ -114,6 +123,9 @@ private:
     std::mutex mutex_;
     std::vector<std::unique_ptr<Chunk>> chunks_;
     std::unordered_map<uint64_t, Live> live_;
+    std::vector<std::pair<hw::Gpu*, int>> peers_;  // GPUs the chunks are mapped into, with their counts
+    std::vector<hw::Gpu*> internalPeers_;         // those of them ensurePeer holds a count for
+    Status addPeerLocked(hw::Gpu& peer);
 };
 
 // Pinned host memory and registrations, owned by the contexts that made them.
@@ -127,7 +139,16 @@ public:
     bool free(void* p);
     // cuMemHostRegister: pins the pages under [p, p+size).
     Status registerRange(void* p, uint64_t size);
+    // registerRange, then mapped for the other open GPUs (cuMemHostRegister).
+    Status registerPortable(void* p, uint64_t size);
     bool unregisterRange(void* p);
+
+    // Unified addressing makes pinned memory every device's: the pages of
+    // [addr, addr+len) (inside one allocation or registration) mapped for
+    // another GPU too, at their own address. Idempotent; the mappings go
+    // with the memory. mapOnOpenGpus() does it for every GPU already open.
+    Status mapOn(hw::Gpu& gpu, uint64_t addr, uint64_t len);
+    void mapOnOpenGpus(uint64_t addr, uint64_t len);
 
 private:
     // Pinned page ranges are shared by registrations whose ranges share pages.
@@ -144,6 +165,8 @@ private:
     std::unordered_map<uint64_t, std::unique_ptr<hw::GpuMemory>> allocations_;
     std::map<uint64_t, Segment> segments_;  // page-aligned start -> segment
     std::unordered_map<uint64_t, Registration> registrations_;
+    // Mappings of an allocation or a segment (by its start) for other GPUs.
+    std::unordered_map<uint64_t, std::vector<std::unique_ptr<hw::GpuMemory>>> others_;
 };
 
 }  // namespace nvl::core

@@ -1,8 +1,10 @@
 #include "core/runtime.h"
 
 #include <cstdlib>
+#include <cstring>
 
 #include "core/device.h"
+#include "core/visibility.h"
 
 namespace nvl::core {
 
@@ -28,8 +30,23 @@ Status Runtime::init(unsigned flags) {
         return initStatus_;
     }
     driver_ = std::move(*driver);
-    for (size_t i = 0; i < driver_->gpuCount(); ++i)
-        devices_.push_back(std::make_unique<Device>(static_cast<int>(i), driver_->gpu(i)));
+    // libcuda's order and CUDA_VISIBLE_DEVICES (read once, here).
+    std::vector<GpuIdentity> ids(driver_->gpuCount());
+    for (size_t i = 0; i < ids.size(); ++i) {
+        const hw::GpuInfo& gi = driver_->gpu(i).info();
+        ids[i].pciDomain = gi.pciDomain;
+        ids[i].pciBus = gi.pciBus;
+        ids[i].pciDevice = gi.pciDevice;
+        ids[i].pciFunction = gi.pciFunction;
+        std::memcpy(ids[i].uuid, gi.uuid, sizeof ids[i].uuid);
+        ids[i].speed = uint64_t{gi.smCount} * gi.smClockKhz;
+    }
+    for (size_t i : visibleOrder(ids, std::getenv("CUDA_DEVICE_ORDER"), std::getenv("CUDA_VISIBLE_DEVICES")))
+        devices_.push_back(std::make_unique<Device>(static_cast<int>(devices_.size()), driver_->gpu(i)));
+    if (devices_.empty()) {
+        initStatus_ = CUDA_ERROR_NO_DEVICE;
+        return initStatus_;
+    }
     initialized_.store(true, std::memory_order_release);
     return kOk;
 }

@@ -295,6 +295,10 @@ inline constexpr uint32_t NVOS46_FLAGS_PAGE_SIZE_4KB = 0x1;
 inline constexpr uint32_t NVOS46_FLAGS_PAGE_SIZE_HUGE = 0x4;
 inline constexpr BitField NVOS46_FLAGS_DMA_OFFSET_FIXED{15, 15};
 inline constexpr uint32_t NVOS46_FLAGS_DMA_OFFSET_FIXED_TRUE = 0x1;
+// Another GPU's video memory (the mapping GPU reaches it through its peer
+// id, which an NV50_P2P object between the two subdevices establishes).
+inline constexpr BitField NVOS46_FLAGS_P2P_ENABLE{21, 20};
+inline constexpr uint32_t NVOS46_FLAGS_P2P_ENABLE_NOSLI = 0x2;
 
 // NV_ESC_RM_UNMAP_MEMORY_DMA.
 struct NVOS47_PARAMETERS {

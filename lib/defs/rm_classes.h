@@ -38,6 +38,31 @@ inline constexpr uint32_t HOPPER_COMPUTE_A = 0xCBC0;
 inline constexpr uint32_t AMPERE_DMA_COPY_B = 0xC7B5;
 inline constexpr uint32_t HOPPER_DMA_COPY_A = 0xC8B5;
 
+// NV50_P2P (cl503b): a peer link between two subdevices, allocated under the
+// client; mappings of one GPU's memory into the other's address space need it.
+inline constexpr uint32_t NV50_P2P = 0x503B;
+struct NV503B_BAR1_P2P_DMA_INFO {
+    alignas(8) uint64_t dma_address;
+    alignas(8) uint64_t dma_size;
+};
+struct NV503B_ALLOC_PARAMETERS {
+    uint32_t hSubDevice;
+    uint32_t hPeerSubDevice;
+    uint32_t subDevicePeerIdMask;      // 0: RM chooses
+    uint32_t peerSubDevicePeerIdMask;  // 0: RM chooses
+    alignas(8) uint64_t mailboxBar1Addr;
+    uint32_t mailboxTotalSize;
+    uint32_t flags;
+    uint32_t subDeviceEgmPeerIdMask;
+    uint32_t peerSubDeviceEgmPeerIdMask;
+    NV503B_BAR1_P2P_DMA_INFO l2pBar1P2PDmaInfo;
+    NV503B_BAR1_P2P_DMA_INFO p2lBar1P2PDmaInfo;
+};
+static_assert(sizeof(NV503B_ALLOC_PARAMETERS) == 72);
+static_assert(offsetof(NV503B_ALLOC_PARAMETERS, mailboxBar1Addr) == 16);
+static_assert(offsetof(NV503B_ALLOC_PARAMETERS, flags) == 28);
+static_assert(offsetof(NV503B_ALLOC_PARAMETERS, l2pBar1P2PDmaInfo) == 40);
+
 // NV01_DEVICE_0 allocation.
 struct NV0080_ALLOC_PARAMETERS {
     uint32_t deviceId;

@@ -49,6 +49,33 @@ static_assert(sizeof(NV0000_CTRL_GPU_GET_PROBED_IDS_PARAMS) == 384);
 static_assert(offsetof(NV0000_CTRL_GPU_GET_PROBED_IDS_PARAMS, excludedGpuIds) == 128);
 static_assert(offsetof(NV0000_CTRL_GPU_GET_PROBED_IDS_PARAMS, gpuFlags) == 256);
 
+// Peer-to-peer capabilities between GPUs (on the client): the caps common to
+// every pair of the listed GPU ids, and each capability's status.
+inline constexpr uint32_t NV0000_CTRL_CMD_SYSTEM_GET_P2P_CAPS_V2 = 0x12B;
+inline constexpr uint32_t NV0000_CTRL_SYSTEM_MAX_ATTACHED_GPUS = 32;
+inline constexpr uint32_t NV0000_CTRL_P2P_CAPS_INDEX_TABLE_SIZE = 9;
+struct NV0000_CTRL_SYSTEM_GET_P2P_CAPS_V2_PARAMS {
+    uint32_t gpuIds[NV0000_CTRL_SYSTEM_MAX_ATTACHED_GPUS];
+    uint32_t gpuCount;
+    uint32_t p2pCaps;
+    uint32_t p2pOptimalReadCEs;
+    uint32_t p2pOptimalWriteCEs;
+    uint8_t p2pCapsStatus[NV0000_CTRL_P2P_CAPS_INDEX_TABLE_SIZE];
+    uint32_t busPeerIds[NV0000_CTRL_SYSTEM_MAX_ATTACHED_GPUS * NV0000_CTRL_SYSTEM_MAX_ATTACHED_GPUS];
+    uint32_t busEgmPeerIds[NV0000_CTRL_SYSTEM_MAX_ATTACHED_GPUS * NV0000_CTRL_SYSTEM_MAX_ATTACHED_GPUS];
+};
+static_assert(sizeof(NV0000_CTRL_SYSTEM_GET_P2P_CAPS_V2_PARAMS) == 8348);
+static_assert(offsetof(NV0000_CTRL_SYSTEM_GET_P2P_CAPS_V2_PARAMS, p2pCapsStatus) == 144);
+static_assert(offsetof(NV0000_CTRL_SYSTEM_GET_P2P_CAPS_V2_PARAMS, busPeerIds) == 156);
+// NV0000_CTRL_SYSTEM_GET_P2P_CAPS_V2_PARAMS::p2pCaps.
+inline constexpr BitField NV0000_CTRL_SYSTEM_GET_P2P_CAPS_WRITES_SUPPORTED{0, 0};
+inline constexpr BitField NV0000_CTRL_SYSTEM_GET_P2P_CAPS_READS_SUPPORTED{1, 1};
+inline constexpr BitField NV0000_CTRL_SYSTEM_GET_P2P_CAPS_NVLINK_SUPPORTED{3, 3};
+inline constexpr BitField NV0000_CTRL_SYSTEM_GET_P2P_CAPS_ATOMICS_SUPPORTED{4, 4};
+inline constexpr uint8_t NV0000_P2P_CAPS_STATUS_OK = 0x00;
+inline constexpr uint8_t NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED = 0x05;
+inline constexpr uint32_t NV0000_CTRL_SYSTEM_GET_P2P_CAPS_INVALID_PEER = 0xffffffff;
+
 // Device/subdevice instance and flags of a GPU id (on the client).
 inline constexpr uint32_t NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2 = 0x205;
 struct NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS {

@@ -207,9 +207,13 @@ Launch::Written Launch::write(const Channel::DataSlot& slot, const Qmd& tmpl, co
 
     // Then the QMD, 256-byte aligned after it (SEND_PCAS_A takes its address >> 8).
     Qmd q = tmpl;
-    q.set(l.gridWidth, g.grid[0]);
-    q.set(l.gridHeight, g.grid[1]);
-    q.set(l.gridDepth, g.grid[2]);
+    // A cluster launch (GRID_GPC_CGA) counts its grid in clusters: the GPU
+    // runs GRID_WIDTH x GPC_CGA_WIDTH blocks across (the H200 ran twice the
+    // blocks of an 8x3 grid of 2x1x1 clusters given the grid in blocks).
+    // The launch path has checked that the cluster divides the grid.
+    q.set(l.gridWidth, g.grid[0] / clusterDim[0]);
+    q.set(l.gridHeight, g.grid[1] / clusterDim[1]);
+    q.set(l.gridDepth, g.grid[2] / clusterDim[2]);
     q.set(l.ctaDim0, g.block[0]);
     q.set(l.ctaDim1, g.block[1]);
     q.set(l.ctaDim2, g.block[2]);

@@ -123,9 +123,13 @@ void fill2D(PushWriter& w, uint64_t dst, uint64_t pitch, uint32_t value, uint32_
     bool first = true;
     while (lines > 0) {
         const uint64_t n = lines < kMaxLines ? lines : kMaxLines;
-        // With remapping LINE_LENGTH_IN counts elements; nothing is read (PITCH_IN 0).
+        // With remapping LINE_LENGTH_IN counts elements. Nothing is read, but
+        // the engine still checks the source side of a multi-line transfer:
+        // PITCH_IN 0 (shorter than a line) is a method error on the H200
+        // (Xid 39, CE class c8b5), so PITCH_IN is the line pitch, as Mesa's
+        // nvk does for its remapped buffer fills.
         w.inc(nv::NVC8B5_OFFSET_OUT_UPPER(nv::NVC8B5_OFFSET_OUT_UPPER_UPPER.value(hi32(dst))),
-              nv::NVC8B5_OFFSET_OUT_LOWER(lo32(dst)), nv::NVC8B5_PITCH_IN(0),
+              nv::NVC8B5_OFFSET_OUT_LOWER(lo32(dst)), nv::NVC8B5_PITCH_IN(static_cast<uint32_t>(pitch)),
               nv::NVC8B5_PITCH_OUT(static_cast<uint32_t>(pitch)),
               nv::NVC8B5_LINE_LENGTH_IN(static_cast<uint32_t>(count)), nv::NVC8B5_LINE_COUNT(static_cast<uint32_t>(n)));
         w.inc(nv::NVC8B5_LAUNCH_DMA(launchFlags(first, true, true)));

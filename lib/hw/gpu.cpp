@@ -37,6 +37,11 @@ size_t hostPageSize() {
 }  // namespace
 
 RmClient& Gpu::rm() const { return driver_.rm(); }
+
+bool Gpu::uvmRequested() {
+    const char* vaChoice = std::getenv("NVLITE_VA");
+    return vaChoice && std::strcmp(vaChoice, "uvm") == 0;
+}
 Uvm& Gpu::uvm() const { return driver_.uvmOpened(); }
 VaSpace& Gpu::vaSpace() const { return driver_.vaSpaceOpened(); }
 
@@ -45,6 +50,7 @@ Result<std::unique_ptr<Gpu>> Gpu::attach(Driver& driver, const nv::nv_ioctl_card
     RmClient& rm = driver.rm();
     GpuInfo& info = gpu->info_;
     info.minor = card.minor_number;
+    info.gpuId = card.gpu_id;
     info.pciDomain = card.pci_info.domain;
     info.pciBus = card.pci_info.bus;
     info.pciDevice = card.pci_info.slot;
@@ -268,8 +274,7 @@ Status Gpu::bringUp() {
     // GPU registration alone costs 90-120 ms on the H200 (RM-managed start-up
     // took 12-21 ms in all, libcuda about 210 ms), and MMU faults become channel errors.
     // NVLITE_VA=uvm hands the VA space to UVM instead, as tinygrad does.
-    const char* vaChoice = std::getenv("NVLITE_VA");
-    usesUvm_ = vaChoice && std::strcmp(vaChoice, "uvm") == 0;
+    usesUvm_ = uvmRequested();
     if (!vaSpaceObject_) {
         nv::NV_VASPACE_ALLOCATION_PARAMETERS vas{};
         vas.vaBase = kGpuVaBase;
@@ -399,7 +404,33 @@ Status Gpu::mapForGpu(GpuMemory& mem, bool systemMemory) {
     return kOk;
 }
 
+Status Gpu::mapForPeer(GpuMemory& mem) {
+    if (&mem.gpu_ == this || mem.kind_ != GpuMemory::Kind::Video) return CUDA_ERROR_INVALID_VALUE;
+    for (Gpu* g : mem.peers_)
+        if (g == this) return kOk;
+    // The peer's video memory at its own address in this GPU's space, read
+    // and written through this GPU's peer id for it (the NV50_P2P link).
+    const uint32_t flags = nv::NVOS46_FLAGS_ACCESS.value(nv::NVOS46_FLAGS_ACCESS_READ_WRITE) |
+                           nv::NVOS46_FLAGS_PAGE_SIZE.value(nv::NVOS46_FLAGS_PAGE_SIZE_HUGE) |
+                           nv::NVOS46_FLAGS_P2P_ENABLE.value(nv::NVOS46_FLAGS_P2P_ENABLE_NOSLI);
+    NVL_TRY(rm().mapMemoryDma(device_.handle(), virtualMemory_.handle(), mem.object_.handle(), mem.size_, flags,
+                              mem.va_));
+    mem.peers_.push_back(this);
+    return kOk;
+}
+
+void Gpu::unmapForPeer(GpuMemory& mem) {
+    for (size_t i = 0; i < mem.peers_.size(); ++i) {
+        if (mem.peers_[i] != this) continue;
+        (void)rm().unmapMemoryDma(device_.handle(), virtualMemory_.handle(), mem.object_.handle(), mem.va_, mem.size_);
+        mem.peers_.erase(mem.peers_.begin() + static_cast<std::ptrdiff_t>(i));
+        return;
+    }
+}
+
 void Gpu::unmapForGpu(GpuMemory& mem) {
+    // Peers first: their mappings name the memory object.
+    while (!mem.peers_.empty()) mem.peers_.back()->unmapForPeer(mem);
     if (!mem.gpuMapped_) return;
     if (usesUvm_) (void)uvm().free(mem.va_, mem.size_);
     else (void)rm().unmapMemoryDma(device_.handle(), virtualMemory_.handle(), mem.object_.handle(), mem.va_, mem.size_);

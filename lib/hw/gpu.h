@@ -48,6 +48,10 @@ public:
     // Brings up what work needs (doorbell, VA space, UVM registration).
     // Idempotent and thread safe; cheap after the first call.
     Status open();
+    bool isOpen() {
+        std::lock_guard lock(openMutex_);
+        return opened_;
+    }
 
     Driver& driver() const { return driver_; }
     RmClient& rm() const;
@@ -67,6 +71,14 @@ public:
     // Existing host memory (page-aligned range), pinned and mapped at its own address.
     Result<std::unique_ptr<GpuMemory>> registerHost(void* addr, size_t size);
 
+    // Another GPU's video memory mapped into this GPU's address space at the
+    // same address (peer access over the NV50_P2P link Driver::linkPeers
+    // made), and taken out again; released with the memory at the latest.
+    Status mapForPeer(GpuMemory& mem);
+    void unmapForPeer(GpuMemory& mem);
+
+    // NVLITE_VA=uvm: GPU VA spaces are to belong to UVM.
+    static bool uvmRequested();
     // Whether the GPU VA space belongs to UVM (NVLITE_VA=uvm) rather than RM.
     bool usesUvm() const { return usesUvm_; }
 

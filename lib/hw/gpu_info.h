@@ -18,6 +18,7 @@ struct GpuInfo {
     uint32_t pciDeviceId = 0;  // vendor in the low 16 bits, device in the high 16 bits
     uint32_t pciSubsystemId = 0;
     uint32_t minor = 0;        // /dev/nvidia<minor>
+    uint32_t gpuId = 0;        // RM's id of the GPU (NV0000 controls name GPUs by it)
 
     uint32_t smMajor = 0;
     uint32_t smMinor = 0;

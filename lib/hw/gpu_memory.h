@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "hw/rm_client.h"
 
@@ -27,6 +28,7 @@ public:
     // CPU view at the same address as the GPU's, or nullptr when not mapped.
     void* cpu() const { return cpu_; }
     uint32_t handle() const { return object_.handle(); }
+    Gpu& gpu() const { return gpu_; }
 
 private:
     friend class Gpu;
@@ -42,6 +44,7 @@ private:
     bool gpuMapped_ = false;           // mapped in the GPU VA space at va_
     bool vaReserved_ = false;          // va_ came from the VaSpace
     bool ownsHostPages_ = false;       // host pages mmapped by us (unmapped on destruction)
+    std::vector<Gpu*> peers_;          // other GPUs that map this video memory (Gpu::mapForPeer)
 };
 
 }  // namespace nvl::hw

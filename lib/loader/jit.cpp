@@ -8,6 +8,7 @@
 #include "common/trace.h"
 #include "loader/jit_process.h"
 #include "loader/nvjitlink.h"
+#include "loader/ptx_compat.h"
 
 namespace nvl::loader {
 
@@ -99,6 +100,7 @@ CUresult jitError(int rc, std::string_view errorLog, bool ptxInput) {
 
 Result<std::vector<uint8_t>> compilePtx(std::string_view ptx, uint32_t gpuSm, JitOptions& jit) {
     std::string text(ptx);  // NUL-terminated for the compiler
+    if (normalizeLegacyPtxHeader(text) && trace::driver()) trace::print("loader: legacy PTX header normalised");
     return runOne(nvjitlink::kPtx, text.c_str(), text.size() + 1, gpuSm, jit);
 }
 

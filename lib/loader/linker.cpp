@@ -11,6 +11,7 @@
 #include "loader/jit.h"
 #include "loader/jit_process.h"
 #include "loader/nvjitlink.h"
+#include "loader/ptx_compat.h"
 
 namespace nvl::loader {
 
@@ -67,6 +68,7 @@ Status Linker::add(int type, const void* data, size_t size, const char* name) {
         jitproc::Reply r;
         if (ptx) {
             std::string text(static_cast<const char*>(data), strnlen(static_cast<const char*>(data), size));
+            normalizeLegacyPtxHeader(text);
             r = session_->add(t, text.c_str(), text.size() + 1, name ? name : "ptx");
         } else {
             r = session_->add(t, data, size, name ? name : "input");

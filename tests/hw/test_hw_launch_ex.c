@@ -372,7 +372,15 @@ static void test_library_in_two_contexts(void **state) {
         void *p[] = {&out, &nn};
         CUfunctionLoadingState st = CU_FUNCTION_LOADING_STATE_MAX;
         assert_cu_ok(cuLaunchKernel((CUfunction)k, (n + 255) / 256, 1, 1, 256, 1, 1, 0, NULL, p, NULL));
-        assert_cu_ok(cuFuncIsLoaded(&st, (CUfunction)k));
+        /* The launch loaded the kernel into this context. libcuda 580 takes a
+         * CUkernel for a CUfunction in the launch and occupancy calls only:
+         * cuFuncIsLoaded(CUkernel) is CUDA_ERROR_INVALID_HANDLE there
+         * (tests/compat/expected/libcuda_launch_library.txt); ask the
+         * kernel's function in this context. */
+        CUfunction kf = NULL;
+        assert_cu(CUDA_ERROR_INVALID_HANDLE, cuFuncIsLoaded(&st, (CUfunction)k));
+        assert_cu_ok(cuKernelGetFunction(&kf, k));
+        assert_cu_ok(cuFuncIsLoaded(&st, kf));
         assert_int_equal(st, CU_FUNCTION_LOADING_STATE_LOADED);
         int *h = ts_malloc(n * sizeof(int));
         assert_cu_ok(cuMemcpyDtoH(h, out, n * sizeof(int)));

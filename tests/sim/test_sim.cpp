@@ -1117,6 +1117,37 @@ void test_uvm_rules(void**) {
     assert_int_equal(K().close(fresh), 0);
 }
 
+// A multi-line transfer whose pitch is shorter than its line is a method
+// error, also a remapped fill that reads nothing (the H200: Xid 39 for a 2-D
+// fill with PITCH_IN 0); nothing is written.
+void test_copy_short_pitch_refused(void**) {
+    const TestGroup g = makeGroup();
+    TestChannel ch = makeChannel(nv::HOPPER_DMA_COPY_A, kSubchCopy, g);
+    Buffer dst = allocHost(1 << 16);
+    std::memset(dst.cpu, 0x5a, dst.size);
+    Push p;
+    // A fill: 3 lines of 100 four-byte elements, PITCH_IN 0, PITCH_OUT 1000.
+    p.inc(kSubchCopy, nv::NVC8B5_PITCH_IN, {0u, 1000u, 100u, 3u});
+    p.inc(kSubchCopy, nv::NVC8B5_SET_REMAP_CONST_A,
+          {0x01020304u, 0u,
+           nv::NVC8B5_SET_REMAP_COMPONENTS_DST_X.value(nv::NVC8B5_SET_REMAP_COMPONENTS_DST_X_CONST_A) |
+               nv::NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE.value(nv::NVC8B5_SET_REMAP_COMPONENTS_COMPONENT_SIZE_FOUR)});
+    p.inc(kSubchCopy, nv::NVC8B5_OFFSET_OUT_UPPER, {uint32_t(dst.va >> 32), uint32_t(dst.va)});
+    p.inc(kSubchCopy, nv::NVC8B5_LAUNCH_DMA,
+          {nv::NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE.value(nv::NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_NON_PIPELINED) |
+           nv::NVC8B5_LAUNCH_DMA_SRC_MEMORY_LAYOUT.value(nv::NVC8B5_LAUNCH_DMA_SRC_MEMORY_LAYOUT_PITCH) |
+           nv::NVC8B5_LAUNCH_DMA_DST_MEMORY_LAYOUT.value(nv::NVC8B5_LAUNCH_DMA_DST_MEMORY_LAYOUT_PITCH) |
+           nv::NVC8B5_LAUNCH_DMA_MULTI_LINE_ENABLE.value(1) | nv::NVC8B5_LAUNCH_DMA_REMAP_ENABLE.value(1)});
+    submit(ch, p);
+    const nv::NvNotification& n = errorNotification(ch);
+    const uint64_t end = nowNs() + 5000000000ull;
+    while (__atomic_load_n(&n.status, __ATOMIC_ACQUIRE) == 0 && nowNs() < end) usleep(10);
+    assert_int_equal(n.status, 0xffff);
+    assert_int_equal(n.info32, nv::ROBUST_CHANNEL_CE_ERROR(0));
+    for (uint64_t i = 0; i < dst.size; ++i)
+        if (dst.cpu[i] != 0x5a) fail_msg("byte %llu written", static_cast<unsigned long long>(i));
+}
+
 void test_fault_unmapped(void**) {
     // A group of its own: a fault stops every channel of the faulting TSG.
     const TestGroup g = makeGroup();
@@ -1559,6 +1590,7 @@ int main() {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_uvm_rules),
+        cmocka_unit_test(test_copy_short_pitch_refused),
         cmocka_unit_test(test_fault_unmapped),
         cmocka_unit_test(test_fault_injection_and_bad_pushbuffer),
         cmocka_unit_test(test_fault_stops_tsg),

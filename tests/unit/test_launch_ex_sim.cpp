@@ -287,7 +287,11 @@ void test_cluster_launch_qmd_and_registers(void**) {
         assert_int_equal(q(r, nv::NVCBC0_QMDV04_00_GPC_CGA_WIDTH), s.cluster[0]);
         assert_int_equal(q(r, nv::NVCBC0_QMDV04_00_GPC_CGA_HEIGHT), s.cluster[1]);
         assert_int_equal(q(r, nv::NVCBC0_QMDV04_00_GPC_CGA_DEPTH), s.cluster[2]);
-        // The grid stays counted in blocks.
+        // The QMD counts the grid in clusters (the H200 runs GRID_* x
+        // GPC_CGA_* blocks); the simulator's record, in blocks, is the grid.
+        assert_int_equal(q(r, nv::NVCBC0_QMDV04_00_GRID_WIDTH), s.grid[0] / s.cluster[0]);
+        assert_int_equal(q(r, nv::NVCBC0_QMDV04_00_GRID_HEIGHT), s.grid[1] / s.cluster[1]);
+        assert_int_equal(q(r, nv::NVCBC0_QMDV04_00_GRID_DEPTH), s.grid[2] / s.cluster[2]);
         assert_int_equal(r.grid[0], s.grid[0]);
         assert_int_equal(r.grid[1], s.grid[1]);
         assert_int_equal(r.grid[2], s.grid[2]);

@@ -9,8 +9,11 @@
 #include "loader/jit_options.h"
 #include "loader/linker.h"
 #include "loader/jit_process.h"
+#include "loader/nvjitlink.h"
+#include "loader/ptx_compat.h"
 #include "loader/relocation.h"
 #include "test_loader_support.h"
+#include "../data/legacy_ptx.h"
 
 using namespace nvl;
 using namespace nvl::loader;
@@ -193,6 +196,79 @@ void test_ptx_errors_fill_logs(void**) {
     assert_non_null(strstr(j3.errorText.c_str(), "99.9"));
 }
 
+// The header rewrite alone (no compiler needed).
+void test_legacy_ptx_header_rewrite(void**) {
+    std::string ptx = kLegacyHeaderPtx;
+    assert_true(normalizeLegacyPtxHeader(ptx));
+    assert_int_equal(ptx.find("\t.version 3.1\n\t.target sm_20\n"), 0);
+    assert_int_equal(ptx.size(), sizeof kLegacyHeaderPtx - 1 - strlen(", map_f64_to_f32"));
+    assert_string_equal(ptx.c_str() + ptx.find("\t.entry"), strstr(kLegacyHeaderPtx, "\t.entry"));
+    assert_false(normalizeLegacyPtxHeader(ptx));  // idempotent
+
+    // PTX 3.0 after comments: only the version moves.
+    std::string v30 = kLegacyV30Ptx;
+    assert_true(normalizeLegacyPtxHeader(v30));
+    assert_int_equal(v30.size(), sizeof kLegacyV30Ptx - 1);
+    assert_non_null(strstr(v30.c_str(), "\n.version 3.1\n.target sm_20\n.address_size 64\n"));
+
+    // Comments and blank lines before the header; the option between others.
+    std::string mid = "// generated\n/* block\n comment */\n\n.version 1.2\n.target sm_21 , map_f64_to_f32 ,texmode_unified\n"
+                      ".entry k { exit; }\n";
+    assert_true(normalizeLegacyPtxHeader(mid));
+    assert_string_equal(mid.c_str(),
+                        "// generated\n/* block\n comment */\n\n.version 3.1\n.target sm_21  ,texmode_unified\n"
+                        ".entry k { exit; }\n");
+    std::string tesla = ".version 1.4\n.target sm_10, map_f64_to_f32\n.entry k { exit; }\n";
+    assert_true(normalizeLegacyPtxHeader(tesla));
+    assert_string_equal(tesla.c_str(), ".version 3.1\n.target sm_10\n.entry k { exit; }\n");
+    // Modern headers, and text after the header, are left alone.
+    for (const char* keep : {".version 8.0\n.target sm_90\n.address_size 64\n.entry k { exit; }\n",
+                             ".version 3.1\n.target sm_20\n.entry k { exit; }\n",
+                             ".version 10.4\n.target sm_20\n",
+                             ".entry k { exit; }\n.version 1.4\n.target sm_20, map_f64_to_f32\n",
+                             "/* unterminated .version 1.4\n.target sm_20, map_f64_to_f32\n",
+                             "", ".version", ".version 1\n.target sm_20\n", ".version 123.4\n",
+                             ".version \n.target sm_20, map_f64_to_f32"}) {
+        std::string t = keep;
+        assert_false(normalizeLegacyPtxHeader(t));
+        assert_string_equal(t.c_str(), keep);
+    }
+}
+
+// libcuda JITs PTX with a CUDA 4-era header (cuda-samples' matrixMulDynlinkJIT);
+// so do we, with the sample's options: an info log buffer and 32 registers.
+void test_legacy_ptx_header_compiles(void**) {
+    NEED(inputs().jit, "NVRTC and nvJitLink");
+    char info[1024];
+    memset(info, 'X', sizeof info);
+    CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER, CU_JIT_MAX_REGISTERS};
+    void* values[] = {reinterpret_cast<void*>(uintptr_t{sizeof info}), info, reinterpret_cast<void*>(uintptr_t{32})};
+    JitOptions jit;
+    assert_true(parseJitOptions(3, opts, values, &jit).ok());
+    Result<Image> r = load(kLegacyHeaderPtx, kUnknownSize, 9, 0, jit);
+    if (!r.ok()) print_message("error log: %s\n", jit.errorText.c_str());
+    assert_true(r.ok());
+    const Kernel* k = r->findKernel("legacy_scale");
+    assert_non_null(k);
+    assert_int_equal(k->params.size(), 4);
+    assert_int_equal(k->params[2].offset, 16);
+    assert_int_equal(k->params[3].offset, 20);
+    assert_true(strlen(info) < sizeof info);  // the info log is written (NUL-terminated)
+    assert_int_equal(reinterpret_cast<uintptr_t>(values[0]), strlen(info));
+    // PTX 3.0 with .file/.loc (nvJitLink wants 3.1).
+    JitOptions j3;
+    r = load(kLegacyV30Ptx, kUnknownSize, 9, 0, j3);
+    if (!r.ok()) print_message("error log: %s\n", j3.errorText.c_str());
+    assert_true(r.ok());
+    assert_non_null(r->findKernel("legacy_iota"));
+    // Through the linker too (cuLinkAddData with PTX).
+    JitOptions j2;
+    auto linker = Linker::create(9, 0, j2);
+    assert_true(linker.ok());
+    assert_true((*linker)->add(CU_JIT_INPUT_PTX, kLegacyHeaderPtx, sizeof kLegacyHeaderPtx, "legacy.ptx").ok());
+    assert_true((*linker)->complete().ok());
+}
+
 void test_jit_compiler_not_found(void**) {
     auto& in = inputs();
     NEED(in.jit, "NVRTC and nvJitLink");
@@ -329,6 +405,8 @@ int main() {
         cmocka_unit_test(test_plain_ptx),
         cmocka_unit_test(test_ptx_only_fatbins),
         cmocka_unit_test(test_ptx_errors_fill_logs),
+        cmocka_unit_test(test_legacy_ptx_header_rewrite),
+        cmocka_unit_test(test_legacy_ptx_header_compiles),
         cmocka_unit_test(test_jit_compiler_not_found),
         cmocka_unit_test(test_jit_options_reach_the_compiler),
         cmocka_unit_test(test_relocatable_cubin),

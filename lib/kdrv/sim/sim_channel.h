@@ -50,6 +50,8 @@ struct Channel {
     uint32_t hGroup = 0;            // parent KEPLER_CHANNEL_GROUP_A, 0 if none
     uint32_t workSubmitToken = 0;
     uint32_t engineType = 0;        // NV_CHANNEL_ALLOC_PARAMS::engineType
+    // The address space of the channel's GPU (every access goes through it).
+    GpuVaSpace* va = nullptr;
 
     // Where the host reads from.
     std::shared_ptr<Backing> userd;

@@ -43,7 +43,7 @@ void launch(GpuEngine& gpu, Channel& ch, uint64_t qmdVa, int depth) {
     }
     LaunchRecord rec;
     uint64_t faultVa = 0;
-    if (!gpu.va().read(qmdVa, rec.qmd.data(), rec.qmd.size(), &faultVa)) {
+    if (!ch.va->read(qmdVa, rec.qmd.data(), rec.qmd.size(), &faultVa)) {
         gpu.fault(ch, nv::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT, faultVa, kGr);
         return;
     }
@@ -56,6 +56,13 @@ void launch(GpuEngine& gpu, Channel& ch, uint64_t qmdVa, int depth) {
     rec.grid[0] = static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_GRID_WIDTH));
     rec.grid[1] = static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_GRID_HEIGHT));
     rec.grid[2] = static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_GRID_DEPTH));
+    if (get(nv::NVCBC0_QMDV04_00_QMD_TYPE) == nv::NVCBC0_QMDV04_00_QMD_TYPE_GRID_GPC_CGA) {
+        // A grid of clusters: GRID_* count clusters, GPC_CGA_* blocks per
+        // cluster (what the H200 runs); the record holds the blocks.
+        rec.grid[0] *= static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_GPC_CGA_WIDTH));
+        rec.grid[1] *= static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_GPC_CGA_HEIGHT));
+        rec.grid[2] *= static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_GPC_CGA_DEPTH));
+    }
     rec.block[0] = static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION0));
     rec.block[1] = static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION1));
     rec.block[2] = static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION2));
@@ -69,7 +76,7 @@ void launch(GpuEngine& gpu, Channel& ch, uint64_t qmdVa, int depth) {
                     << 6;
         rec.cb0Size = static_cast<uint32_t>(get(nv::NVCBC0_QMDV04_00_CONSTANT_BUFFER_SIZE_SHIFTED4(0)) << 4);
         rec.cb0.resize(std::min<uint32_t>(rec.cb0Size, config::kMaxRecordedCb0));
-        if (!gpu.va().read(rec.cb0Va, rec.cb0.data(), rec.cb0.size(), &faultVa)) {
+        if (!ch.va->read(rec.cb0Va, rec.cb0.data(), rec.cb0.size(), &faultVa)) {
             gpu.fault(ch, nv::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT, faultVa, kGr);
             return;
         }
@@ -205,7 +212,7 @@ void i2mData(GpuEngine& gpu, Channel& ch, uint32_t word) {
     const uint64_t col = (cs.i2mDone % wordsPerLine) * 4;
     const uint64_t n = std::min<uint64_t>(4, cs.i2mLineLength - col);
     uint64_t faultVa = 0;
-    if (!gpu.va().write(cs.i2mDst + line * cs.i2mPitch + col, &word, n, &faultVa)) {
+    if (!ch.va->write(cs.i2mDst + line * cs.i2mPitch + col, &word, n, &faultVa)) {
         gpu.fault(ch, nv::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT, faultVa, kGr);
         return;
     }
@@ -232,7 +239,7 @@ void computeMethod(GpuEngine& gpu, Channel& ch, uint32_t method, uint32_t data) 
                  cs.methods.get(nv::NVCBC0_SET_INLINE_QMD_ADDRESS_B))
                 << 8;
             uint64_t faultVa = 0;
-            if (!gpu.va().write(qmdVa, cs.inlineQmd.data(), words * 4, &faultVa)) {
+            if (!ch.va->write(qmdVa, cs.inlineQmd.data(), words * 4, &faultVa)) {
                 gpu.fault(ch, nv::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT, faultVa, kGr);
                 return;
             }

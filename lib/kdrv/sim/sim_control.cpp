@@ -165,7 +165,7 @@ void Sim::resetLocked() {
     uvm_.clear();
     osEvents_.clear();
     channelIds_.clear();
-    va_.clear();
+    for (auto& g : gpus_) g->va.clear();
     gpu_.clearAll();
     for (auto& [fd, f] : files_) {
         f.linkedCtl = -1;

@@ -137,7 +137,7 @@ bool remapLine(GpuVaSpace& va, const Remap& r, uint64_t dst, uint64_t src, uint6
 void launchDma(GpuEngine& gpu, Channel& ch, uint32_t launch) {
     const EngineMethods& m = ch.copy;
     const uint32_t engine = ceEngineType(ch);
-    GpuVaSpace& va = gpu.va();
+    GpuVaSpace& va = *ch.va;
     const uint32_t transfer = static_cast<uint32_t>(nv::NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE.get(launch));
 
     if (transfer != nv::NVC8B5_LAUNCH_DMA_DATA_TRANSFER_TYPE_NONE) {
@@ -183,6 +183,17 @@ void launchDma(GpuEngine& gpu, Channel& ch, uint32_t launch) {
             // LINE_LENGTH_IN counts elements when remapping.
             srcLineBytes = r.needsSource() ? lineLength * r.componentSize * r.srcComponents : 0;
             dstLineBytes = lineLength * r.componentSize * r.dstComponents;
+        }
+
+        // A multi-line transfer whose pitch is shorter than its line, on
+        // either side, is a method error (the H200 raised Xid 39 for a
+        // remapped fill with PITCH_IN 0, although a fill reads no source).
+        if (lines > 1) {
+            const uint64_t inLine = remap ? lineLength * r.componentSize * r.srcComponents : lineLength;
+            if (pitchIn < inLine || pitchOut < dstLineBytes) {
+                gpu.fault(ch, nv::ROBUST_CHANNEL_CE_ERROR(nv::NV2080_ENGINE_TYPE_COPY_IDX(engine)), 0, engine);
+                return;
+            }
         }
 
         // Fault before writing anything if any line touches unmapped memory.

@@ -46,7 +46,7 @@ uint32_t channelEngineType(const Channel& ch) {
 
 }  // namespace
 
-GpuEngine::GpuEngine(std::mutex& lock, GpuVaSpace& va) : lock_(lock), va_(va) {
+GpuEngine::GpuEngine(std::mutex& lock) : lock_(lock) {
     timeBaseReal_ = clockNs(CLOCK_REALTIME);
     timeBaseMono_ = clockNs(CLOCK_MONOTONIC);
 }
@@ -325,7 +325,7 @@ bool GpuEngine::fetchEntry(Channel& ch) {
         return false;
     }
     uint64_t entry = 0, faultVa = 0;
-    if (!va_.read(ch.gpfifoVa + uint64_t{ch.gpGet} * nv::NVC86F_GP_ENTRY__SIZE, &entry, sizeof entry, &faultVa)) {
+    if (!ch.va->read(ch.gpfifoVa + uint64_t{ch.gpGet} * nv::NVC86F_GP_ENTRY__SIZE, &entry, sizeof entry, &faultVa)) {
         fault(ch, nv::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT, faultVa, channelEngineType(ch));
         return false;
     }
@@ -340,7 +340,7 @@ bool GpuEngine::fetchEntry(Channel& ch) {
     const uint64_t pb = (nv::NVC86F_GP_ENTRY0_GET.get(e0) << 2) | (nv::NVC86F_GP_ENTRY1_GET_HI.get(e1) << 32);
     ch.segment.resize(length);
     ch.segPos = 0;
-    if (!va_.read(pb, ch.segment.data(), size_t{length} * 4, &faultVa)) {
+    if (!ch.va->read(pb, ch.segment.data(), size_t{length} * 4, &faultVa)) {
         ch.segment.clear();
         fault(ch, nv::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT, faultVa, channelEngineType(ch));
         return false;
@@ -457,7 +457,7 @@ bool GpuEngine::acquireSatisfied(Channel& ch, bool* faulted) {
     uint64_t v = 0, faultVa = 0;
     Translation t;
     bool ok;
-    if (va_.translate(a.va, &t) && t.len >= (a.payload64 ? 8u : 4u)) {
+    if (ch.va->translate(a.va, &t) && t.len >= (a.payload64 ? 8u : 4u)) {
         if (a.payload64) {
             ok = t.mem->load64(t.offset, &v);
         } else {
@@ -467,7 +467,7 @@ bool GpuEngine::acquireSatisfied(Channel& ch, bool* faulted) {
         }
         faultVa = a.va;
     } else {
-        ok = va_.read(a.va, &v, a.payload64 ? 8 : 4, &faultVa);
+        ok = ch.va->read(a.va, &v, a.payload64 ? 8 : 4, &faultVa);
     }
     if (!ok) {
         *faulted = true;
@@ -527,7 +527,7 @@ bool GpuEngine::release(Channel& ch, uint64_t va, uint64_t payload, bool payload
                         uint32_t engineType) {
     uint64_t faultVa = va;
     // Writing the whole structure must not fault half way: check first.
-    if (!va_.mapped(va, timestamp ? 16 : (payload64 ? 8 : 4), &faultVa)) {
+    if (!ch.va->mapped(va, timestamp ? 16 : (payload64 ? 8 : 4), &faultVa)) {
         fault(ch, nv::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT, faultVa, engineType);
         return false;
     }
@@ -535,9 +535,9 @@ bool GpuEngine::release(Channel& ch, uint64_t va, uint64_t payload, bool payload
     if (timestamp) {
         // Four-word structure: 64-bit payload slot, then the timestamp; the
         // payload goes last so a waiter that sees it also sees the time.
-        ok = storeVa(va_, va + 8, now(), true, &faultVa) && storeVa(va_, va, payload, true, &faultVa);
+        ok = storeVa(*ch.va, va + 8, now(), true, &faultVa) && storeVa(*ch.va, va, payload, true, &faultVa);
     } else {
-        ok = storeVa(va_, va, payload, payload64, &faultVa);
+        ok = storeVa(*ch.va, va, payload, payload64, &faultVa);
     }
     if (!ok) {
         fault(ch, nv::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT, faultVa, engineType);
@@ -589,8 +589,8 @@ uint64_t GpuEngine::applyReduction(uint64_t old, uint64_t payload, uint32_t op, 
 bool GpuEngine::reduce(Channel& ch, uint64_t va, uint64_t payload, bool payload64, uint32_t op, bool isSigned,
                        uint32_t engineType) {
     uint64_t old = 0, faultVa = va;
-    if (!loadVa(va_, va, &old, payload64, &faultVa) ||
-        !storeVa(va_, va, applyReduction(old, payload, op, payload64, isSigned), payload64, &faultVa)) {
+    if (!loadVa(*ch.va, va, &old, payload64, &faultVa) ||
+        !storeVa(*ch.va, va, applyReduction(old, payload, op, payload64, isSigned), payload64, &faultVa)) {
         fault(ch, nv::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT, faultVa, engineType);
         return false;
     }

@@ -1,4 +1,5 @@
-// The simulated GPU's front end: the GPFIFO processor.
+// The simulated GPUs' front end: the GPFIFO processor (one for every GPU;
+// each channel reaches memory through its own GPU's address space).
 //
 // One thread (started with the first channel, stopped with the last) polls
 // every channel's USERD GP_PUT, fetches GPFIFO entries, decodes the push
@@ -28,7 +29,7 @@ namespace nvl::kdrv::sim {
 
 class GpuEngine {
 public:
-    GpuEngine(std::mutex& lock, GpuVaSpace& va);
+    explicit GpuEngine(std::mutex& lock);
     ~GpuEngine();
     GpuEngine(const GpuEngine&) = delete;
     GpuEngine& operator=(const GpuEngine&) = delete;
@@ -56,7 +57,6 @@ public:
     void shutdownForExit();
 
     // ---- Used by the engines (lock held).
-    GpuVaSpace& va() { return va_; }
     Counters& counters() { return counters_; }
     std::deque<LaunchRecord>& launches() { return launches_; }
     uint64_t nextLaunchSequence() { return ++launchSequence_; }
@@ -100,7 +100,6 @@ private:
     void stop(Channel& ch, uint32_t errorCode, uint64_t faultVa, uint32_t engineType);
 
     std::mutex& lock_;
-    GpuVaSpace& va_;
     std::vector<std::shared_ptr<Channel>> channels_;
     std::vector<std::shared_ptr<Backing>> doorbells_;
     size_t rr_ = 0;  // round-robin start

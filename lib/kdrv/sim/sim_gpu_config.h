@@ -20,8 +20,8 @@ inline constexpr uint16_t kPciVendorId = 0x10de;
 inline constexpr uint16_t kPciDeviceId = 0x2335;          // H200 SXM 141GB
 inline constexpr uint32_t kPciSubSystemId = 0x18bf10de;   // (subsystem id << 16) | subsystem vendor
 inline constexpr uint32_t kPciRevisionId = 0xa1;
-inline constexpr uint32_t kGpuId = 0x1b00;                // RM gpu id: bus << 8 | devfn
-inline constexpr uint32_t kMinor = 0;                     // /dev/nvidia0
+inline constexpr uint32_t kGpuId = 0x1b00;                // RM gpu id: bus << 8 | devfn (GPU 0)
+inline constexpr uint32_t kMinor = 0;                     // /dev/nvidia0 (GPU 0)
 inline constexpr uint16_t kInterruptLine = 0;
 inline constexpr uint64_t kRegAddress = 0xa2000000ull;    // BAR0
 inline constexpr uint64_t kRegSize = 0x01000000ull;       // 16 MiB
@@ -33,6 +33,17 @@ inline constexpr uint64_t kFbBarSize = 0x2000000000ull;   // 128 GiB BAR1
 inline constexpr uint8_t kUuid[16] = {'n', 'v', 'l', 'i', 't', 'e', '-', 's',
                                       'i', 'm', '-', 'h', '2', '0', '0', '!'};
 inline constexpr const char kUuidString[] = "GPU-6e766c69-7465-2d73-696d-2d6832303021";
+
+// ---- Several GPUs: NVLITE_SIM_GPUS=n (1..kMaxGpus, 1 by default) gives n of
+// them, GPU k being /dev/nvidiak, RM device instance k, on PCI bus
+// kPciBuses[k], with UUID kUuid whose byte kUuidGpuByte is '0' + k. GPU 1
+// sits on a lower bus than GPU 0, so enumeration in PCI order differs from
+// minor order. NVLITE_SIM_P2P=0 makes the GPUs unable to reach each other
+// (no peer-to-peer capability); by default every pair is linked by NVLink.
+inline constexpr uint32_t kMaxGpus = 8;
+inline constexpr uint8_t kPciBuses[kMaxGpus] = {kPciBus, 0x0c, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba};
+inline constexpr uint32_t gpuIdOf(uint32_t k) { return uint32_t{kPciBuses[k]} << 8; }
+inline constexpr size_t kUuidGpuByte = 14;
 
 // ---- Memory
 inline constexpr uint64_t kDefaultVidmemMiB = 16 * 1024;  // env NVLITE_SIM_VIDMEM_MB overrides

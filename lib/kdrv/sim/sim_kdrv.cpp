@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -44,11 +45,31 @@ void pumpIfExiting(GpuEngine& gpu) {
     }
 }
 
+// NVLITE_SIM_GPUS: how many GPUs the sim has (1 to config::kMaxGpus).
+uint32_t gpuCountFromEnv() {
+    if (const char* e = std::getenv("NVLITE_SIM_GPUS")) {
+        char* end = nullptr;
+        unsigned long v = std::strtoul(e, &end, 10);
+        if (end != e && *end == '\0' && v >= 1 && v <= config::kMaxGpus) return static_cast<uint32_t>(v);
+    }
+    return 1;
+}
+
 }  // namespace
 
-Sim::Sim() : gpu_(mu_, va_) {
+Sim::Sim() : gpu_(mu_) {
     vidmemBytes_ = vidmemBytesFromEnv();
-    vidmem_ = std::make_unique<PhysPool>("nvlite-sim-vidmem", vidmemBytes_, 0);
+    const uint32_t count = gpuCountFromEnv();
+    for (uint32_t i = 0; i < count; ++i) {
+        auto g = std::make_unique<SimGpu>();
+        g->index = i;
+        char name[32];
+        std::snprintf(name, sizeof name, "nvlite-sim-vidmem%u", i);
+        g->vidmem = std::make_unique<PhysPool>(name, vidmemBytes_, 0);
+        gpus_.push_back(std::move(g));
+    }
+    const char* p2p = std::getenv("NVLITE_SIM_P2P");
+    p2p_ = !(p2p && std::strcmp(p2p, "0") == 0);
     sysmem_ = std::make_unique<PhysPool>("nvlite-sim-sysmem", config::kSysmemPoolBytes, config::kSysmemPhysBase);
     gpu_.nonStallHook = [this](Channel& ch) { signalNonStall(ch); };
 }
@@ -84,13 +105,20 @@ int Sim::open(const char* path, int flags) {
     (void)flags;
     if (!path) return -EFAULT;
     FileType type;
-    char minor[16];
-    std::snprintf(minor, sizeof minor, "/dev/nvidia%u", config::kMinor);
+    // /dev/nvidia<minor> of one of the GPUs, written as the driver names it.
+    auto isGpuNode = [&] {
+        for (size_t k = 0; k < gpus_.size(); ++k) {
+            char node[32];
+            std::snprintf(node, sizeof node, "/dev/nvidia%zu", k);
+            if (std::strcmp(path, node) == 0) return true;
+        }
+        return false;
+    };
     if (std::strcmp(path, "/dev/nvidiactl") == 0)
         type = FileType::Ctl;
     else if (std::strcmp(path, "/dev/nvidia-uvm") == 0)
         type = FileType::Uvm;
-    else if (std::strcmp(path, minor) == 0)
+    else if (isGpuNode())
         type = FileType::Device;
     else
         return -ENOENT;

@@ -36,6 +36,22 @@ RmObject* Sim::findObject(RmClient& c, uint32_t handle) {
     return it == c.objects.end() ? nullptr : &it->second;
 }
 
+int Sim::gpuOfUuid(const uint8_t uuid[16]) const {
+    for (uint32_t k = 0; k < gpus_.size(); ++k) {
+        uint8_t ours[16];
+        std::memcpy(ours, config::kUuid, sizeof ours);
+        ours[config::kUuidGpuByte] = static_cast<uint8_t>('0' + k);
+        if (std::memcmp(uuid, ours, sizeof ours) == 0) return static_cast<int>(k);
+    }
+    return -1;
+}
+
+bool Sim::p2pLinked(const RmClient& c, int a, int b) const {
+    for (const auto& [h, o] : c.objects)
+        if (o.kind == ObjKind::P2p && ((o.gpu == a && o.peerGpu == b) || (o.gpu == b && o.peerGpu == a))) return true;
+    return false;
+}
+
 int Sim::clientOwnerFd(int fd, const SimFile& file) const {
     return (file.type == FileType::Device && file.linkedCtl >= 0) ? file.linkedCtl : fd;
 }
@@ -45,23 +61,25 @@ int Sim::clientOwnerFd(int fd, const SimFile& file) const {
 int Sim::cardInfo(SimFile& file, void* data, uint32_t size) {
     if (file.type != FileType::Ctl) return -EINVAL;
     const size_t n = size / sizeof(nv::nv_ioctl_card_info_t);
-    if (n < 1) return -EINVAL;  // fewer entries than GPUs
+    if (n < gpus_.size()) return -EINVAL;  // fewer entries than GPUs
     auto* ci = static_cast<nv::nv_ioctl_card_info_t*>(data);
     std::memset(ci, 0, n * sizeof *ci);
-    ci[0].valid = 1;
-    ci[0].pci_info.domain = config::kPciDomain;
-    ci[0].pci_info.bus = config::kPciBus;
-    ci[0].pci_info.slot = config::kPciSlot;
-    ci[0].pci_info.function = config::kPciFunction;
-    ci[0].pci_info.vendor_id = config::kPciVendorId;
-    ci[0].pci_info.device_id = config::kPciDeviceId;
-    ci[0].gpu_id = config::kGpuId;
-    ci[0].interrupt_line = config::kInterruptLine;
-    ci[0].reg_address = config::kRegAddress;
-    ci[0].reg_size = config::kRegSize;
-    ci[0].fb_address = config::kFbAddress;
-    ci[0].fb_size = config::kFbBarSize;
-    ci[0].minor_number = config::kMinor;
+    for (uint32_t k = 0; k < gpus_.size(); ++k) {
+        ci[k].valid = 1;
+        ci[k].pci_info.domain = config::kPciDomain;
+        ci[k].pci_info.bus = config::kPciBuses[k];
+        ci[k].pci_info.slot = config::kPciSlot;
+        ci[k].pci_info.function = config::kPciFunction;
+        ci[k].pci_info.vendor_id = config::kPciVendorId;
+        ci[k].pci_info.device_id = config::kPciDeviceId;
+        ci[k].gpu_id = config::gpuIdOf(k);
+        ci[k].interrupt_line = config::kInterruptLine;
+        ci[k].reg_address = config::kRegAddress + k * config::kRegSize;
+        ci[k].reg_size = config::kRegSize;
+        ci[k].fb_address = config::kFbAddress + k * config::kFbBarSize;
+        ci[k].fb_size = config::kFbBarSize;
+        ci[k].minor_number = k;
+    }
     return 0;
 }
 
@@ -113,7 +131,10 @@ int Sim::osEvent(int fd, SimFile& file, bool alloc, void* data, uint32_t size) {
 int Sim::statusCode(SimFile& file, void* data, uint32_t size) {
     if (file.type != FileType::Ctl || size != sizeof(nv::nv_ioctl_status_code_t)) return -EINVAL;
     auto* p = static_cast<nv::nv_ioctl_status_code_t*>(data);
-    if (p->domain != config::kPciDomain || p->bus != config::kPciBus || p->slot != config::kPciSlot) return -EINVAL;
+    bool known = false;
+    for (uint32_t k = 0; k < gpus_.size(); ++k)
+        known = known || (p->domain == config::kPciDomain && p->bus == config::kPciBuses[k] && p->slot == config::kPciSlot);
+    if (!known) return -EINVAL;
     p->status = nv::NV_OK;
     return 0;
 }
@@ -188,6 +209,7 @@ uint32_t Sim::allocMemory(int fd, SimFile& file, void* data, uint32_t size) {
     obj.hClass = p.hClass;
     obj.hParent = parent->handle;
     obj.kind = ObjKind::Memory;
+    obj.gpu = parent->gpu;
     obj.mem = std::move(mem);
     parent->children.push_back(h);
     c->objects[h] = std::move(obj);
@@ -310,6 +332,16 @@ uint32_t Sim::mapMemoryDma(int fd, SimFile& file, void* data, uint32_t size) {
     RmObject* memObj = findObject(*c, p->hMemory);
     if (!memObj) return fail(nv::NV_ERR_OBJECT_NOT_FOUND);
     if (memObj->kind != ObjKind::Memory || !memObj->mem) return fail(nv::NV_ERR_INVALID_OBJECT_HANDLE);
+    // The mapping GPU's address space. Memory of another GPU: its video
+    // memory only, asked for as a peer mapping, over a P2P object's link.
+    if (dev->gpu < 0 || dma->gpu != dev->gpu) return fail(nv::NV_ERR_INVALID_OBJECT_HANDLE);
+    GpuVaSpace& gva = gpus_[static_cast<size_t>(dev->gpu)]->va;
+    if (memObj->gpu != dev->gpu) {
+        if (memObj->mem->kind() != MemKind::Video) return fail(nv::NV_ERR_INVALID_OBJECT_HANDLE);
+        if (nv::NVOS46_FLAGS_P2P_ENABLE.get(p->flags) != nv::NVOS46_FLAGS_P2P_ENABLE_NOSLI)
+            return fail(nv::NV_ERR_INVALID_ARGUMENT);
+        if (!p2pLinked(*c, dev->gpu, memObj->gpu)) return fail(nv::NV_ERR_INVALID_STATE);
+    }
     const uint64_t memSize = memObj->mem->size();
     if (p->offset >= memSize) return fail(nv::NV_ERR_INVALID_OFFSET);
     const uint64_t length = p->length ? p->length : memSize - p->offset;
@@ -320,7 +352,7 @@ uint32_t Sim::mapMemoryDma(int fd, SimFile& file, void* data, uint32_t size) {
         va = p->dmaOffset;
         if ((va & 0xfff) || va < lo || va + length - 1 > hi || va + length < va) return fail(nv::NV_ERR_INVALID_OFFSET);
     } else {
-        auto found = va_.findFreeDma(length, 64 * 1024, std::max<uint64_t>(lo, 64 * 1024), hi + 1);
+        auto found = gva.findFreeDma(length, 64 * 1024, std::max<uint64_t>(lo, 64 * 1024), hi + 1);
         if (!found) return fail(nv::NV_ERR_NO_MEMORY);
         va = *found;
     }
@@ -330,7 +362,7 @@ uint32_t Sim::mapMemoryDma(int fd, SimFile& file, void* data, uint32_t size) {
     m.offset = p->offset;
     m.hClient = c->handle;
     m.hMemory = memObj->handle;
-    if (!va_.mapDma(va, m)) return fail(nv::NV_ERR_INVALID_ADDRESS);
+    if (!gva.mapDma(va, m)) return fail(nv::NV_ERR_INVALID_ADDRESS);
     p->dmaOffset = va;
     p->status = nv::NV_OK;
     return nv::NV_OK;
@@ -345,7 +377,13 @@ uint32_t Sim::unmapMemoryDma(int fd, SimFile& file, void* data, uint32_t size) {
         p->status = nv::NV_ERR_INVALID_CLIENT;
         return nv::NV_OK;
     }
-    p->status = va_.unmapDma(p->dmaOffset, c->handle, p->hMemory) ? nv::NV_OK : nv::NV_ERR_OBJECT_NOT_FOUND;
+    RmObject* dev = findObject(*c, p->hDevice);
+    if (!dev || dev->gpu < 0) {
+        p->status = nv::NV_ERR_OBJECT_NOT_FOUND;
+        return nv::NV_OK;
+    }
+    GpuVaSpace& va = gpus_[static_cast<size_t>(dev->gpu)]->va;
+    p->status = va.unmapDma(p->dmaOffset, c->handle, p->hMemory) ? nv::NV_OK : nv::NV_ERR_OBJECT_NOT_FOUND;
     return nv::NV_OK;
 }
 

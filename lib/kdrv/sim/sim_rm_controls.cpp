@@ -32,6 +32,8 @@ const ControlInfo* controlInfo(uint32_t cmd) {
         {nv::NV0000_CTRL_CMD_GPU_GET_ATTACHED_IDS, ObjKind::Client, sizeof(nv::NV0000_CTRL_GPU_GET_ATTACHED_IDS_PARAMS)},
         {nv::NV0000_CTRL_CMD_GPU_GET_PROBED_IDS, ObjKind::Client, sizeof(nv::NV0000_CTRL_GPU_GET_PROBED_IDS_PARAMS)},
         {nv::NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2, ObjKind::Client, sizeof(nv::NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS)},
+        {nv::NV0000_CTRL_CMD_SYSTEM_GET_P2P_CAPS_V2, ObjKind::Client,
+         sizeof(nv::NV0000_CTRL_SYSTEM_GET_P2P_CAPS_V2_PARAMS)},
         {nv::NV0080_CTRL_CMD_GPU_GET_CLASSLIST, ObjKind::Device, sizeof(nv::NV0080_CTRL_GPU_GET_CLASSLIST_PARAMS)},
         {nv::NV0080_CTRL_CMD_GPU_GET_CLASSLIST_V2, ObjKind::Device,
          sizeof(nv::NV0080_CTRL_GPU_GET_CLASSLIST_V2_PARAMS)},
@@ -190,7 +192,7 @@ uint32_t Sim::control(RmClient& c, RmObject& obj, uint32_t cmd, uint64_t pParams
     case nv::NV0000_CTRL_CMD_GPU_GET_ATTACHED_IDS: {
         auto* q = static_cast<nv::NV0000_CTRL_GPU_GET_ATTACHED_IDS_PARAMS*>(params);
         std::fill(std::begin(q->gpuIds), std::end(q->gpuIds), nv::NV0000_CTRL_GPU_INVALID_ID);
-        q->gpuIds[0] = config::kGpuId;
+        for (uint32_t k = 0; k < gpus_.size(); ++k) q->gpuIds[k] = config::gpuIdOf(k);
         break;
     }
     case nv::NV0000_CTRL_CMD_GPU_GET_PROBED_IDS: {
@@ -198,27 +200,69 @@ uint32_t Sim::control(RmClient& c, RmObject& obj, uint32_t cmd, uint64_t pParams
         std::fill(std::begin(q->gpuIds), std::end(q->gpuIds), nv::NV0000_CTRL_GPU_INVALID_ID);
         std::fill(std::begin(q->excludedGpuIds), std::end(q->excludedGpuIds), nv::NV0000_CTRL_GPU_INVALID_ID);
         std::fill(std::begin(q->gpuFlags), std::end(q->gpuFlags), 0u);
-        q->gpuIds[0] = config::kGpuId;
+        for (uint32_t k = 0; k < gpus_.size(); ++k) q->gpuIds[k] = config::gpuIdOf(k);
         break;
     }
     case nv::NV0000_CTRL_CMD_GPU_GET_ID_INFO_V2: {
         auto* q = static_cast<nv::NV0000_CTRL_GPU_GET_ID_INFO_V2_PARAMS*>(params);
-        if (q->gpuId != config::kGpuId) {
+        int k = -1;
+        for (uint32_t i = 0; i < gpus_.size(); ++i)
+            if (q->gpuId == config::gpuIdOf(i)) k = static_cast<int>(i);
+        if (k < 0) {
             status = nv::NV_ERR_INVALID_ARGUMENT;
             break;
         }
         bool inUse = false;
         for (auto& [h, other] : clients_)
             for (auto& [oh, o] : other.objects)
-                if (o.kind == ObjKind::Device) inUse = true;
+                if (o.kind == ObjKind::Device && o.gpu == k) inUse = true;
         q->gpuFlags = nv::NV0000_CTRL_GPU_ID_INFO_IN_USE.value(inUse) |
-                      nv::NV0000_CTRL_GPU_ID_INFO_BOOT_MASTER.value(nv::NV0000_CTRL_GPU_ID_INFO_BOOT_MASTER_TRUE);
-        q->deviceInstance = 0;
+                      nv::NV0000_CTRL_GPU_ID_INFO_BOOT_MASTER.value(k == 0 ? nv::NV0000_CTRL_GPU_ID_INFO_BOOT_MASTER_TRUE
+                                                                           : 0);
+        q->deviceInstance = static_cast<uint32_t>(k);
         q->subDeviceInstance = 0;
         q->sliStatus = 0;
-        q->boardId = config::kGpuId;
+        q->boardId = q->gpuId;
         q->gpuInstance = 0;
         q->numaId = -1;
+        break;
+    }
+
+    case nv::NV0000_CTRL_CMD_SYSTEM_GET_P2P_CAPS_V2: {
+        // Every pair of distinct GPUs is linked by NVLink (reads, writes,
+        // atomics), unless NVLITE_SIM_P2P=0; peer ids are the GPU indices.
+        auto* q = static_cast<nv::NV0000_CTRL_SYSTEM_GET_P2P_CAPS_V2_PARAMS*>(params);
+        const uint32_t n = q->gpuCount;
+        if (n == 0 || n > nv::NV0000_CTRL_SYSTEM_MAX_ATTACHED_GPUS) {
+            status = nv::NV_ERR_INVALID_ARGUMENT;
+            break;
+        }
+        int index[nv::NV0000_CTRL_SYSTEM_MAX_ATTACHED_GPUS];
+        for (uint32_t i = 0; i < n && status == nv::NV_OK; ++i) {
+            index[i] = -1;
+            for (uint32_t k = 0; k < gpus_.size(); ++k)
+                if (q->gpuIds[i] == config::gpuIdOf(k)) index[i] = static_cast<int>(k);
+            if (index[i] < 0) status = nv::NV_ERR_INVALID_ARGUMENT;
+        }
+        if (status != nv::NV_OK) break;
+        bool distinct = true;
+        for (uint32_t i = 0; i < n; ++i)
+            for (uint32_t j = i + 1; j < n; ++j) distinct = distinct && index[i] != index[j];
+        const bool linked = p2p_ && distinct && n > 1;
+        q->p2pCaps = linked ? nv::NV0000_CTRL_SYSTEM_GET_P2P_CAPS_WRITES_SUPPORTED.value(1) |
+                                  nv::NV0000_CTRL_SYSTEM_GET_P2P_CAPS_READS_SUPPORTED.value(1) |
+                                  nv::NV0000_CTRL_SYSTEM_GET_P2P_CAPS_NVLINK_SUPPORTED.value(1) |
+                                  nv::NV0000_CTRL_SYSTEM_GET_P2P_CAPS_ATOMICS_SUPPORTED.value(1)
+                            : 0;
+        q->p2pOptimalReadCEs = 0;
+        q->p2pOptimalWriteCEs = 0;
+        std::fill(std::begin(q->p2pCapsStatus), std::end(q->p2pCapsStatus), linked ? nv::NV0000_P2P_CAPS_STATUS_OK : nv::NV0000_P2P_CAPS_STATUS_NOT_SUPPORTED);
+        std::fill(std::begin(q->busPeerIds), std::end(q->busPeerIds), nv::NV0000_CTRL_SYSTEM_GET_P2P_CAPS_INVALID_PEER);
+        std::fill(std::begin(q->busEgmPeerIds), std::end(q->busEgmPeerIds),
+                  nv::NV0000_CTRL_SYSTEM_GET_P2P_CAPS_INVALID_PEER);
+        for (uint32_t i = 0; i < n && linked; ++i)
+            for (uint32_t j = 0; j < n; ++j)
+                if (i != j) q->busPeerIds[i * n + j] = static_cast<uint32_t>(index[j]);
         break;
     }
 
@@ -280,11 +324,18 @@ uint32_t Sim::control(RmClient& c, RmObject& obj, uint32_t cmd, uint64_t pParams
         }
         std::memset(q->data, 0, sizeof q->data);
         const uint32_t format = static_cast<uint32_t>(nv::NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT.get(q->flags));
+        // GPU k: byte kUuidGpuByte of the UUID is '0' + k (two hex digits in the string).
+        const uint8_t gpuByte = static_cast<uint8_t>('0' + std::max(obj.gpu, 0));
         if (format == nv::NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_BINARY) {
             std::memcpy(q->data, config::kUuid, sizeof config::kUuid);
+            q->data[config::kUuidGpuByte] = gpuByte;
             q->length = sizeof config::kUuid;
         } else if (format == nv::NV2080_GPU_CMD_GPU_GET_GID_FLAGS_FORMAT_ASCII) {
             std::memcpy(q->data, config::kUuidString, sizeof config::kUuidString);
+            // "GPU-" + 8 + "-" + 4 + "-" + 4 + "-" + 4 + "-": byte 14 is at 4+8+1+4+1+4+1+4+1 + 2*4.
+            char hex[3];
+            std::snprintf(hex, sizeof hex, "%02x", gpuByte);
+            std::memcpy(q->data + 36, hex, 2);
             q->length = sizeof config::kUuidString;  // with the NUL
         } else {
             status = nv::NV_ERR_INVALID_ARGUMENT;
@@ -311,7 +362,7 @@ uint32_t Sim::control(RmClient& c, RmObject& obj, uint32_t cmd, uint64_t pParams
             break;
         }
         const uint64_t totalKb = vidmemBytes_ >> 10;
-        const uint64_t freeKb = (vidmemBytes_ - vidmemUsed()) >> 10;
+        const uint64_t freeKb = (vidmemBytes_ - vidmemUsed(static_cast<size_t>(std::max(obj.gpu, 0)))) >> 10;
         for (uint32_t i = 0; i < q->fbInfoListSize && status == nv::NV_OK; ++i) {
             nv::NV2080_CTRL_FB_INFO& e = q->fbInfoList[i];
             uint64_t v = 0;
@@ -391,7 +442,7 @@ uint32_t Sim::control(RmClient& c, RmObject& obj, uint32_t cmd, uint64_t pParams
             case nv::NV2080_CTRL_BUS_INFO_INDEX_PCIE_ROOT_LINK_CTRL_STATUS:
                 e.data = linkStatus;
                 break;
-            case nv::NV2080_CTRL_BUS_INFO_INDEX_BUS_NUMBER: e.data = config::kPciBus; break;
+            case nv::NV2080_CTRL_BUS_INFO_INDEX_BUS_NUMBER: e.data = config::kPciBuses[std::max(obj.gpu, 0)]; break;
             case nv::NV2080_CTRL_BUS_INFO_INDEX_DEVICE_NUMBER: e.data = config::kPciSlot; break;
             case nv::NV2080_CTRL_BUS_INFO_INDEX_DOMAIN_NUMBER: e.data = config::kPciDomain; break;
             default:

@@ -64,6 +64,7 @@ const ClassInfo* classInfo(uint32_t hClass) {
         {nv::HOPPER_DMA_COPY_A, ObjKind::Engine, {ObjKind::Channel}, sizeof(nv::NVB0B5_ALLOCATION_PARAMETERS), false},
         {nv::NV01_EVENT_OS_EVENT, ObjKind::Event, {}, sizeof(nv::NV0005_ALLOC_PARAMETERS), true},
         {nv::GT200_DEBUGGER, ObjKind::Debugger, {ObjKind::Device}, sizeof(nv::NV83DE_ALLOC_PARAMETERS), true},
+        {nv::NV50_P2P, ObjKind::P2p, {ObjKind::Client}, sizeof(nv::NV503B_ALLOC_PARAMETERS), true},
     };
     for (const ClassInfo& c : table)
         if (c.hClass == hClass) return &c;
@@ -176,13 +177,28 @@ uint32_t Sim::allocObject(RmClient& c, uint32_t hParent, uint32_t* hObject, uint
     obj.hClass = hClass;
     obj.hParent = parent->handle;
     obj.kind = info->kind;
+    obj.gpu = parent->gpu;
     const uint32_t hParentObj = parent->handle;
 
     switch (info->kind) {
     case ObjKind::Device: {
         const auto* dp = reinterpret_cast<const nv::NV0080_ALLOC_PARAMETERS*>(params);
-        if (haveParams && dp->deviceId != 0)
-            return dp->deviceId < nv::NV_MAX_DEVICES ? nv::NV_ERR_INVALID_DEVICE : nv::NV_ERR_INVALID_ARGUMENT;
+        const uint32_t instance = haveParams ? dp->deviceId : 0;
+        if (instance >= gpus_.size())
+            return instance < nv::NV_MAX_DEVICES ? nv::NV_ERR_INVALID_DEVICE : nv::NV_ERR_INVALID_ARGUMENT;
+        obj.gpu = static_cast<int>(instance);
+        break;
+    }
+    case ObjKind::P2p: {
+        // Two subdevices of different GPUs that can reach each other.
+        const auto* pp = reinterpret_cast<const nv::NV503B_ALLOC_PARAMETERS*>(params);
+        RmObject* a = findObject(c, pp->hSubDevice);
+        RmObject* b = findObject(c, pp->hPeerSubDevice);
+        if (!a || !b || a->kind != ObjKind::Subdevice || b->kind != ObjKind::Subdevice)
+            return nv::NV_ERR_INVALID_OBJECT_HANDLE;
+        if (a->gpu == b->gpu || !p2p_) return nv::NV_ERR_NOT_SUPPORTED;
+        obj.gpu = a->gpu;
+        obj.peerGpu = b->gpu;
         break;
     }
     case ObjKind::Subdevice: {
@@ -238,8 +254,9 @@ uint32_t Sim::allocObject(RmClient& c, uint32_t hParent, uint32_t* hObject, uint
         }
         const uint64_t bytes = alignUp(mp->size, page);
         if (bytes < mp->size) return nv::NV_ERR_NO_MEMORY;
-        obj.mem = Backing::fromPool(video ? MemKind::Video : MemKind::System, video ? *vidmem_ : *sysmem_, bytes,
-                                    align);
+        if (video && obj.gpu < 0) return nv::NV_ERR_INVALID_OBJECT_PARENT;
+        obj.mem = Backing::fromPool(video ? MemKind::Video : MemKind::System,
+                                    video ? *gpus_[static_cast<size_t>(obj.gpu)]->vidmem : *sysmem_, bytes, align);
         if (!obj.mem) return nv::NV_ERR_NO_MEMORY;
         // What RM reports back: the size it allocated, where, and the resolved attributes.
         mp->size = bytes;
@@ -300,7 +317,7 @@ uint32_t Sim::allocObject(RmClient& c, uint32_t hParent, uint32_t* hObject, uint
         } else {
             // RM allocates USERD (in video memory); the client maps it
             // through the channel object (a GPU fd, like BAR1).
-            ch->userd = Backing::fromPool(MemKind::Video, *vidmem_, 4096, 4096);
+            ch->userd = Backing::fromPool(MemKind::Video, *gpus_[static_cast<size_t>(obj.gpu)]->vidmem, 4096, 4096);
             if (!ch->userd) return nv::NV_ERR_NO_MEMORY;
             obj.mem = ch->userd;
         }
@@ -319,6 +336,7 @@ uint32_t Sim::allocObject(RmClient& c, uint32_t hParent, uint32_t* hObject, uint
         channelIds_.insert(id);
         ch->hClient = c.handle;
         ch->hChannel = h;
+        ch->va = &gpus_[static_cast<size_t>(obj.gpu)]->va;
         ch->hGroup = group ? group->handle : 0;
         ch->workSubmitToken = id;
         ch->engineType = cp->engineType ? cp->engineType : (group ? group->engineType : 0);
@@ -414,8 +432,9 @@ void Sim::freeObject(RmClient& c, uint32_t handle) {
         gpu_.removeDoorbell(obj.mem.get());
         break;
     case ObjKind::Memory:
-        // RM unmaps its own GPU mappings of the memory; UVM's stay (UVM holds a duplicate).
-        va_.unmapDmaOfMemory(c.handle, handle);
+        // RM unmaps its own GPU mappings of the memory (on every GPU, peers
+        // included); UVM's stay (UVM holds a duplicate).
+        for (auto& g : gpus_) g->va.unmapDmaOfMemory(c.handle, handle);
         break;
     case ObjKind::Engine:
         if (RmObject* parent = findObject(c, obj.hParent); parent && parent->channel) {

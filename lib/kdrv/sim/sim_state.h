@@ -61,6 +61,7 @@ enum class ObjKind {
     Engine,
     Event,
     Debugger,
+    P2p,  // NV50_P2P: a peer link between two subdevices
 };
 
 struct RmObject {
@@ -68,6 +69,11 @@ struct RmObject {
     uint32_t hClass = 0;
     uint32_t hParent = 0;
     ObjKind kind = ObjKind::Client;
+    // The GPU (device instance) the object belongs to: set by a device from
+    // its deviceId, inherited by what is allocated under it; -1 for none.
+    int gpu = -1;
+    // P2p: the other GPU of the link (gpu is the first).
+    int peerGpu = -1;
     std::vector<uint32_t> children;
     // Memory, Usermode (the doorbell page), Channel (RM-allocated USERD)
     std::shared_ptr<Backing> mem;
@@ -106,11 +112,19 @@ struct UvmRange {
 
 // One UVM VA space (one initialized /dev/nvidia-uvm fd).
 struct UvmVaSpace {
-    bool gpuRegistered = false;
-    bool gpuVaSpace = false;
+    uint32_t gpuRegistered = 0;  // a bit per GPU index
+    uint32_t gpuVaSpace = 0;
     uint32_t vaClient = 0;
     uint32_t vaHandle = 0;
     std::map<uint64_t, UvmRange> ranges;  // start -> range
+};
+
+// One simulated GPU: its video memory and the GPU virtual address space its
+// channels see (RM and UVM mappings alike).
+struct SimGpu {
+    uint32_t index = 0;  // minor number and RM device instance
+    std::unique_ptr<PhysPool> vidmem;
+    GpuVaSpace va;
 };
 
 class Sim {
@@ -127,8 +141,11 @@ public:
     // ---- Called by the test-control API and at exit.
     std::mutex& lock() { return mu_; }
     GpuEngine& gpu() { return gpu_; }
+    // Video memory of GPU 0 (every GPU has as much).
     uint64_t vidmemTotal() const { return vidmemBytes_; }
-    uint64_t vidmemUsed() const { return vidmem_ ? vidmem_->used() : 0; }
+    uint64_t vidmemUsed() const { return vidmemUsed(0); }
+    uint64_t vidmemUsed(size_t gpu) const { return gpus_[gpu]->vidmem ? gpus_[gpu]->vidmem->used() : 0; }
+    size_t gpuCount() const { return gpus_.size(); }
     void resetLocked();
     // Joins workers retired while the lock was held (call without the lock).
     void joinRetired(std::vector<std::thread>& threads);
@@ -177,9 +194,13 @@ public:
     // The ctl fd an RM call on `fd` acts for (a registered device fd acts for its ctl fd).
     int clientOwnerFd(int fd, const SimFile& file) const;
     SimFile* findFile(int fd);
-    PhysPool* vidmem() { return vidmem_.get(); }
     PhysPool* sysmem() { return sysmem_.get(); }
-    GpuVaSpace& va() { return va_; }
+    SimGpu& simGpu(size_t i) { return *gpus_[i]; }
+    // The GPU of a UUID (UVM names GPUs so), or -1.
+    int gpuOfUuid(const uint8_t uuid[16]) const;
+    // Whether a P2P object of client 'c' links GPUs a and b (either way).
+    bool p2pLinked(const RmClient& c, int a, int b) const;
+    bool p2pSupported() const { return p2p_; }
 
 private:
     friend struct SimAccess;
@@ -190,9 +211,9 @@ private:
     uint32_t clientSeq_ = 0;
     std::map<int, UvmVaSpace> uvm_;  // by /dev/nvidia-uvm fd
     uint64_t vidmemBytes_ = 0;
-    std::unique_ptr<PhysPool> vidmem_;
+    std::vector<std::unique_ptr<SimGpu>> gpus_;
+    bool p2p_ = true;
     std::unique_ptr<PhysPool> sysmem_;
-    GpuVaSpace va_;
     GpuEngine gpu_;
     std::set<uint32_t> channelIds_;  // in use; the work-submit token is the id
     // NV_ESC_ALLOC_OS_EVENT registrations: (hClient, fd) -> times signalled

@@ -25,7 +25,6 @@ bool rangeInvalid(uint64_t base, uint64_t length, uint64_t align) {
     return (base & (align - 1)) || (length & (align - 1)) || base == 0 || length == 0 || base + length < base;
 }
 
-bool isOurGpu(const nv::NvProcessorUuid& u) { return std::memcmp(u.uuid, config::kUuid, sizeof config::kUuid) == 0; }
 
 bool overlaps(const std::map<uint64_t, UvmRange>& ranges, uint64_t base, uint64_t length) {
     auto it = ranges.lower_bound(base);
@@ -53,8 +52,10 @@ void Sim::uvmDestroy(int fd) {
     auto it = uvm_.find(fd);
     if (it == uvm_.end()) return;
     for (auto& [base, r] : it->second.ranges) {
-        va_.unmapUvm(base, r.size);
-        if (!r.channel) va_.unmapDmaWithin(base, r.size);
+        for (auto& g : gpus_) {
+            g->va.unmapUvm(base, r.size);
+            if (!r.channel) g->va.unmapDmaWithin(base, r.size);
+        }
     }
     uvm_.erase(it);
 }
@@ -63,6 +64,16 @@ int Sim::uvmIoctl(int fd, SimFile& file, unsigned long cmd, void* arg) {
     // Everything but INITIALIZE and MM_INITIALIZE needs an initialized VA space.
     UvmVaSpace* vs = file.uvmVaSpace ? &uvm_[fd] : nullptr;
     auto needVs = [&]() -> uint32_t { return vs ? nv::NV_OK : nv::NV_ERR_ILLEGAL_ACTION; };
+    // Per GPU (a bit per GPU index): registered, and its VA space registered.
+    auto gpuOf = [&](const nv::NvProcessorUuid& u) { return gpuOfUuid(u.uuid); };
+    auto registered = [&](const nv::NvProcessorUuid& u) {
+        const int g = gpuOf(u);
+        return g >= 0 && vs && (vs->gpuRegistered >> g & 1u);
+    };
+    auto hasVaSpace = [&](const nv::NvProcessorUuid& u) {
+        const int g = gpuOf(u);
+        return registered(u) && (vs->gpuVaSpace >> g & 1u);
+    };
 
     switch (cmd) {
     case nv::UVM_INITIALIZE:
@@ -91,13 +102,13 @@ int Sim::uvmIoctl(int fd, SimFile& file, unsigned long cmd, void* arg) {
     case nv::UVM_REGISTER_GPU:
         return route<nv::UVM_REGISTER_GPU_PARAMS>(arg, [&](nv::UVM_REGISTER_GPU_PARAMS& p) -> uint32_t {
             if (uint32_t s = needVs()) return s;
-            if (!isOurGpu(p.gpu_uuid)) return nv::NV_ERR_GPU_UUID_NOT_FOUND;
-            if (vs->gpuRegistered) return nv::NV_ERR_INVALID_DEVICE;
+            if (gpuOf(p.gpu_uuid) < 0) return nv::NV_ERR_GPU_UUID_NOT_FOUND;
+            if (registered(p.gpu_uuid)) return nv::NV_ERR_INVALID_DEVICE;
             if (p.rmCtrlFd != -1) {
                 SimFile* ctl = findFile(p.rmCtrlFd);
                 if (!ctl || ctl->type != FileType::Ctl) return nv::NV_ERR_INVALID_ARGUMENT;
             }
-            vs->gpuRegistered = true;
+            vs->gpuRegistered |= 1u << gpuOf(p.gpu_uuid);
             p.numaEnabled = 0;
             p.numaNodeId = -1;
             return nv::NV_OK;
@@ -105,22 +116,23 @@ int Sim::uvmIoctl(int fd, SimFile& file, unsigned long cmd, void* arg) {
     case nv::UVM_UNREGISTER_GPU:
         return route<nv::UVM_UNREGISTER_GPU_PARAMS>(arg, [&](nv::UVM_UNREGISTER_GPU_PARAMS& p) -> uint32_t {
             if (uint32_t s = needVs()) return s;
-            if (!isOurGpu(p.gpu_uuid) || !vs->gpuRegistered) return nv::NV_ERR_INVALID_DEVICE;
+            if (!registered(p.gpu_uuid)) return nv::NV_ERR_INVALID_DEVICE;
             // The GPU's VA space, channels and external mappings go with it.
+            const int g = gpuOf(p.gpu_uuid);
             for (auto it = vs->ranges.begin(); it != vs->ranges.end();) {
-                va_.unmapUvm(it->first, it->second.size);
+                gpus_[static_cast<size_t>(g)]->va.unmapUvm(it->first, it->second.size);
                 it = it->second.channel ? vs->ranges.erase(it) : std::next(it);
             }
-            vs->gpuRegistered = false;
-            vs->gpuVaSpace = false;
+            vs->gpuRegistered &= ~(1u << g);
+            vs->gpuVaSpace &= ~(1u << g);
             return nv::NV_OK;
         });
 
     case nv::UVM_REGISTER_GPU_VASPACE:
         return route<nv::UVM_REGISTER_GPU_VASPACE_PARAMS>(arg, [&](nv::UVM_REGISTER_GPU_VASPACE_PARAMS& p) -> uint32_t {
             if (uint32_t s = needVs()) return s;
-            if (!isOurGpu(p.gpuUuid) || !vs->gpuRegistered) return nv::NV_ERR_INVALID_DEVICE;
-            if (vs->gpuVaSpace) return nv::NV_ERR_INVALID_DEVICE;
+            if (!registered(p.gpuUuid)) return nv::NV_ERR_INVALID_DEVICE;
+            if (hasVaSpace(p.gpuUuid)) return nv::NV_ERR_INVALID_DEVICE;
             SimFile* ctl = findFile(p.rmCtrlFd);
             if (!ctl || ctl->type != FileType::Ctl) return nv::NV_ERR_INVALID_ARGUMENT;
             RmClient* c = findClient(p.hClient);
@@ -128,7 +140,7 @@ int Sim::uvmIoctl(int fd, SimFile& file, unsigned long cmd, void* arg) {
             RmObject* vas = findObject(*c, p.hVaSpace);
             if (!vas) return nv::NV_ERR_OBJECT_NOT_FOUND;
             if (vas->kind != ObjKind::VaSpace) return nv::NV_ERR_INVALID_OBJECT_HANDLE;
-            vs->gpuVaSpace = true;
+            vs->gpuVaSpace |= 1u << gpuOf(p.gpuUuid);
             vs->vaClient = p.hClient;
             vs->vaHandle = p.hVaSpace;
             return nv::NV_OK;
@@ -137,19 +149,20 @@ int Sim::uvmIoctl(int fd, SimFile& file, unsigned long cmd, void* arg) {
         return route<nv::UVM_UNREGISTER_GPU_VASPACE_PARAMS>(
             arg, [&](nv::UVM_UNREGISTER_GPU_VASPACE_PARAMS& p) -> uint32_t {
                 if (uint32_t s = needVs()) return s;
-                if (!isOurGpu(p.gpuUuid) || !vs->gpuRegistered || !vs->gpuVaSpace) return nv::NV_ERR_INVALID_DEVICE;
+                if (!hasVaSpace(p.gpuUuid)) return nv::NV_ERR_INVALID_DEVICE;
+                const int g = gpuOf(p.gpuUuid);
                 for (auto it = vs->ranges.begin(); it != vs->ranges.end();) {
-                    va_.unmapUvm(it->first, it->second.size);
+                    gpus_[static_cast<size_t>(g)]->va.unmapUvm(it->first, it->second.size);
                     it = it->second.channel ? vs->ranges.erase(it) : std::next(it);
                 }
-                vs->gpuVaSpace = false;
+                vs->gpuVaSpace &= ~(1u << g);
                 return nv::NV_OK;
             });
 
     case nv::UVM_REGISTER_CHANNEL:
         return route<nv::UVM_REGISTER_CHANNEL_PARAMS>(arg, [&](nv::UVM_REGISTER_CHANNEL_PARAMS& p) -> uint32_t {
             if (uint32_t s = needVs()) return s;
-            if (!isOurGpu(p.gpuUuid) || !vs->gpuRegistered || !vs->gpuVaSpace) return nv::NV_ERR_INVALID_DEVICE;
+            if (!hasVaSpace(p.gpuUuid)) return nv::NV_ERR_INVALID_DEVICE;
             SimFile* ctl = findFile(p.rmCtrlFd);
             if (!ctl || ctl->type != FileType::Ctl) return nv::NV_ERR_INVALID_ARGUMENT;
             RmClient* c = findClient(p.hClient);
@@ -168,7 +181,7 @@ int Sim::uvmIoctl(int fd, SimFile& file, unsigned long cmd, void* arg) {
     case nv::UVM_UNREGISTER_CHANNEL:
         return route<nv::UVM_UNREGISTER_CHANNEL_PARAMS>(arg, [&](nv::UVM_UNREGISTER_CHANNEL_PARAMS& p) -> uint32_t {
             if (uint32_t s = needVs()) return s;
-            if (!isOurGpu(p.gpuUuid) || !vs->gpuRegistered) return nv::NV_ERR_INVALID_DEVICE;
+            if (!registered(p.gpuUuid)) return nv::NV_ERR_INVALID_DEVICE;
             for (auto it = vs->ranges.begin(); it != vs->ranges.end(); ++it) {
                 if (it->second.channel && it->second.hClient == p.hClient && it->second.hChannel == p.hChannel) {
                     vs->ranges.erase(it);
@@ -208,7 +221,7 @@ int Sim::uvmIoctl(int fd, SimFile& file, unsigned long cmd, void* arg) {
                         a.gpuElementBits >= nv::UvmGpuFormatElementBitsCount ||
                         a.gpuCompressionType >= nv::UvmGpuCompressionTypeCount)
                         return nv::NV_ERR_INVALID_ARGUMENT;
-                    if (!isOurGpu(a.gpuUuid) || !vs->gpuRegistered || !vs->gpuVaSpace) return nv::NV_ERR_INVALID_DEVICE;
+                    if (!hasVaSpace(a.gpuUuid)) return nv::NV_ERR_INVALID_DEVICE;
                 }
                 // Duplicate the RM handle (nvUvmInterfaceDupMemory).
                 SimFile* ctl = findFile(p.rmCtrlFd);
@@ -226,7 +239,8 @@ int Sim::uvmIoctl(int fd, SimFile& file, unsigned long cmd, void* arg) {
                 map.offset = p.offset;
                 map.hClient = c->handle;
                 map.hMemory = m->handle;
-                va_.mapUvm(p.base, map);
+                for (uint64_t i = 0; i < p.gpuAttributesCount; ++i)
+                    gpus_[static_cast<size_t>(gpuOf(p.perGpuAttributes[i].gpuUuid))]->va.mapUvm(p.base, map);
                 return nv::NV_OK;
             });
 
@@ -238,8 +252,10 @@ int Sim::uvmIoctl(int fd, SimFile& file, unsigned long cmd, void* arg) {
             auto it = vs->ranges.find(p.base);
             if (it == vs->ranges.end() || it->second.size != p.length || it->second.channel)
                 return nv::NV_ERR_INVALID_ADDRESS;
-            va_.unmapUvm(p.base, p.length);
-            va_.unmapDmaWithin(p.base, p.length);
+            for (auto& g : gpus_) {
+                g->va.unmapUvm(p.base, p.length);
+                g->va.unmapDmaWithin(p.base, p.length);
+            }
             vs->ranges.erase(it);
             return nv::NV_OK;
         });
