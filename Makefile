@@ -33,6 +33,9 @@ CHECK_FLAGS  := -DNVLITE_CHECKED=1
 ALL_CXXFLAGS := -std=c++20 $(WARN) -fPIC -fvisibility=hidden -Iinclude -Ilib -I$(BUILD)/gen -MMD -MP $(SAN) $(if $(SAN),$(CHECK_FLAGS)) $(CXXFLAGS)
 ALL_CFLAGS   := -std=c11 $(WARN) -Iinclude -MMD -MP $(SAN) $(CFLAGS)
 LIB_LDLIBS   := -lelf -lpthread -ldl
+# Every symbol of the library resolved at its link (not in clang's ASan
+# build: there the program brings the sanitizer runtime).
+SHLIB_LDFLAGS ?= -Wl,--no-undefined
 TEST_LDLIBS  := -lcmocka -lelf -lpthread -ldl -lm
 
 # The entry points (lib/api/entry_points.txt): every exported symbol, the
@@ -54,6 +57,8 @@ SIM_OBJS  := $(SIM_SRCS:%.cpp=$(BUILD)/obj/%.o)
 SHLIB     := $(BUILD)/lib/libnvlite.so.$(VERSION)
 SIMLIB    := $(BUILD)/lib/libnvlite_sim.so.$(VERSION)
 STATIC    := $(BUILD)/lib/libnvlite_internal.a
+# The process nvJitLink runs in (lib/loader/jit_process.h), next to the library.
+JIT_HELPER := $(BUILD)/lib/nvlite-jit
 
 # The checked build the tests link: same sources, NVL_ASSERT on.
 CHK          := $(BUILD)/checked
@@ -62,7 +67,9 @@ CHK_SIM_OBJS := $(SIM_SRCS:%.cpp=$(CHK)/obj/%.o)
 CHK_SHLIB    := $(CHK)/lib/libnvlite.so.$(VERSION)
 CHK_SIMLIB   := $(CHK)/lib/libnvlite_sim.so.$(VERSION)
 CHK_STATIC   := $(CHK)/lib/libnvlite_internal.a
-CHK_LIBS     := $(CHK_SHLIB) $(CHK)/lib/$(SONAME) $(CHK)/lib/libnvlite.so $(CHK_SIMLIB) $(CHK)/lib/$(SIM_SONAME) $(CHK)/lib/libnvlite_sim.so
+CHK_JIT_HELPER := $(CHK)/lib/nvlite-jit
+CHK_LIBS     := $(CHK_SHLIB) $(CHK)/lib/$(SONAME) $(CHK)/lib/libnvlite.so $(CHK_SIMLIB) $(CHK)/lib/$(SIM_SONAME) $(CHK)/lib/libnvlite_sim.so \
+                $(CHK_JIT_HELPER)
 TEST_CXXFLAGS := $(ALL_CXXFLAGS) $(CHECK_FLAGS)
 
 # Unit tests (C++, link the internal archive) and API tests (C, link the .so).
@@ -80,11 +87,11 @@ SAMPLE_BINS := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_SRCS))
 # Keep the test objects make builds on the way (it would delete them as intermediates).
 .SECONDARY:
 
-.PHONY: all lib driver checked lib-check compile-fail-check defs-check samples bench probes tests test test-hw test-tsan install clean header-check entry-check stubs-md demo
+.PHONY: all lib driver checked lib-check compile-fail-check defs-check samples bench probes tests test test-hw test-tsan install clean header-check entry-check stubs-md demo soak hostile test-asan fuzz
 
 all: lib samples
 
-lib: $(SHLIB) $(BUILD)/lib/$(SONAME) $(BUILD)/lib/libnvlite.so $(SIMLIB) $(BUILD)/lib/$(SIM_SONAME) $(BUILD)/lib/libnvlite_sim.so $(STATIC) driver
+lib: $(SHLIB) $(BUILD)/lib/$(SONAME) $(BUILD)/lib/libnvlite.so $(SIMLIB) $(BUILD)/lib/$(SIM_SONAME) $(BUILD)/lib/libnvlite_sim.so $(STATIC) $(JIT_HELPER) driver
 
 checked: $(CHK_LIBS) $(CHK_STATIC) $(CHK)/driver/libcuda.so.1
 
@@ -155,11 +162,11 @@ $(CHK)/obj/%.o: %.cpp | $(ENTRY_GEN)
 define link_rules
 $(1)/lib/libnvlite.so.$(VERSION): $(2) lib/exports.map
 	@mkdir -p $$(dir $$@)
-	$$(CXX) -shared -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions -Wl,--no-undefined -Wl,--version-script=lib/exports.map $$(SAN) -o $$@ $(2) $$(LIB_LDLIBS)
+	$$(CXX) -shared -Wl,-soname,$(SONAME) -Wl,-Bsymbolic-functions $$(SHLIB_LDFLAGS) -Wl,--version-script=lib/exports.map $$(SAN) -o $$@ $(2) $$(LIB_LDLIBS)
 
 $(1)/lib/libnvlite_sim.so.$(VERSION): $(3) lib/kdrv/sim/exports.map
 	@mkdir -p $$(dir $$@)
-	$$(CXX) -shared -Wl,-soname,$(SIM_SONAME) -Wl,-Bsymbolic-functions -Wl,--no-undefined -Wl,--version-script=lib/kdrv/sim/exports.map $$(SAN) -o $$@ $(3) -lpthread
+	$$(CXX) -shared -Wl,-soname,$(SIM_SONAME) -Wl,-Bsymbolic-functions $$(SHLIB_LDFLAGS) -Wl,--version-script=lib/kdrv/sim/exports.map $$(SAN) -o $$@ $(3) -lpthread
 
 $(1)/lib/$(SONAME): $(1)/lib/libnvlite.so.$(VERSION)
 	ln -sf libnvlite.so.$(VERSION) $$@
@@ -179,6 +186,22 @@ $(1)/lib/libnvlite_internal.a: $(2)
 endef
 $(eval $(call link_rules,$(BUILD),$(LIB_OBJS),$(SIM_OBJS)))
 $(eval $(call link_rules,$(CHK),$(CHK_LIB_OBJS),$(CHK_SIM_OBJS)))
+
+$(JIT_HELPER): tools/nvlite-jit.cpp $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CXX) $(ALL_CXXFLAGS) $< -o $@ $(STATIC) $(LIB_LDLIBS)
+
+$(CHK_JIT_HELPER): tools/nvlite-jit.cpp $(CHK_STATIC)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TEST_CXXFLAGS) $< -o $@ $(CHK_STATIC) $(LIB_LDLIBS)
+
+# A stand-in libnvJitLink that crashes, stalls or hogs memory on request
+# (tests/unit/test_jit_isolation.cpp).
+FAKE_NVJITLINK := $(BUILD)/tests/support/libfake_nvjitlink.so
+$(FAKE_NVJITLINK): tests/support/fake_nvjitlink.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -O1 -fPIC -shared -fvisibility=hidden $< -o $@
+$(BUILD)/tests/unit/test_jit_isolation: $(FAKE_NVJITLINK) $(CHK_JIT_HELPER)
 
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
@@ -303,7 +326,7 @@ test-hw: $(TEST_DEPS)
 # the tests always run with address randomisation off (setarch -R, util-linux)
 # where that is allowed.
 TSAN_BUILD ?= $(BUILD)-tsan
-TSAN_TESTS ?= tests/api/test_threads tests/api/test_copy_ptds tests/api/test_context tests/api/test_init \
+TSAN_TESTS ?= tests/api/test_threads tests/api/test_copy_ptds tests/api/test_context tests/api/test_init tests/api/test_races \
               tests/api/test_driver_queries \
               tests/api/test_faults tests/api/test_events tests/unit/test_devrt_threads tests/api/test_library \
               tests/api/test_private_tables
@@ -317,6 +340,88 @@ endif
 	@run=""; if setarch $$(uname -m) -R true 2>/dev/null; then run="setarch $$(uname -m) -R"; \
 	 else echo "test-tsan: setarch -R refused here (seccomp?): with vm.mmap_rnd_bits > 28 GCC 12's libtsan may fail to start"; fi; \
 	 NVLITE_DEVICE=sim TSAN_OPTIONS="$(TSAN_RUN_OPTIONS) $$TSAN_OPTIONS" $$run tests/run_tests.sh $(TSAN_BINS)
+
+# Soak (issue 9): create-everything / destroy-everything cycles; the RSS and
+# the heap may grow by 16 bytes per cycle at most, files, mappings and
+# threads must come back. On the GPU when there is one, else on the
+# simulated driver. SOAK_CYCLES=N for another count.
+SOAK_CYCLES ?= 10000
+SOAK_BIN := $(BUILD)/tests/soak/soak
+
+soak: $(SOAK_BIN)
+	@if [ -e /dev/nvidiactl ]; then dev=""; else dev="sim"; fi; \
+	 NVLITE_DEVICE=$$dev $(SOAK_BIN) $(SOAK_CYCLES)
+
+# The hostile mix (issue 9): HOSTILE_THREADS threads share contexts, streams,
+# events and modules and destroy them under each other for HOSTILE_SECONDS.
+HOSTILE_SECONDS ?= 60
+HOSTILE_THREADS ?= 16
+HOSTILE_BIN := $(BUILD)/tests/soak/hostile
+
+hostile: $(HOSTILE_BIN)
+	@if [ -e /dev/nvidiactl ]; then dev=""; else dev="sim"; fi; \
+	 NVLITE_DEVICE=$$dev $(HOSTILE_BIN) $(HOSTILE_SECONDS) $(HOSTILE_THREADS)
+
+# AddressSanitizer + UndefinedBehaviorSanitizer (issue 9; UBSan's C++-only
+# vptr and function checks are left out: the C tests link its C runtime; so is
+# its enum check: C programs may pass any int in an enum parameter, and the
+# library answers such values with an error):
+# the library, its JIT helper and the tests built with clang in their own folder, with the
+# coverage instrumentation libFuzzer needs, so that the fuzz targets link the
+# same objects; run on the simulated driver (CI). The first report fails the
+# run (exit code 67 for ASan, 68 for UBSan). The library splits its GPU
+# address reservation around ASan's shadow in this build (lib/hw/va_space.h).
+ASAN_BUILD ?= $(BUILD)-asan
+ASAN_CC ?= clang
+ASAN_CXX ?= clang++
+ASAN_SAN := -fsanitize=address,undefined -fno-sanitize=vptr,function,enum -fno-sanitize-recover=undefined \
+            -fno-omit-frame-pointer -fsanitize=fuzzer-no-link
+ASAN_TESTS ?= unit/test_loader unit/test_loader_fuzz unit/test_loader_jit unit/test_jit_isolation unit/test_core_units \
+              unit/test_launch_sim unit/test_channel_faults api/test_bad_input api/test_races api/test_init \
+              api/test_context api/test_memory api/test_module api/test_events api/test_faults api/test_threads \
+              api/test_copy_ptds api/test_streams api/test_device
+ASAN_BINS := $(addprefix $(ASAN_BUILD)/tests/,$(ASAN_TESTS))
+ASAN_MAKE := $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) CC=$(ASAN_CC) CXX=$(ASAN_CXX) SAN="$(ASAN_SAN)" \
+             CXXFLAGS="-O1 -g" CFLAGS="-O1 -g" SHLIB_LDFLAGS=
+
+test-asan:
+ifneq ($(NO_BUILD),1)
+	+@$(ASAN_MAKE) $(ASAN_BINS)
+endif
+	@NVLITE_DEVICE=sim ASAN_OPTIONS="exitcode=67:$$ASAN_OPTIONS" \
+	 UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=68:$$UBSAN_OPTIONS" tests/run_tests.sh $(ASAN_BINS)
+
+# Fuzzing (issue 9): libFuzzer targets (tests/fuzz/) for the loader and for
+# the API on the simulated driver, in the ASan build; their seed corpus is
+# made now (tests/fuzz/make_seeds.c: NVRTC when it is here), what they find
+# grows $(ASAN_BUILD)/fuzz/corpus/. Each target runs FUZZ_SECONDS; a crash,
+# a leak, a timeout (10 s), 3 GiB of RSS or a 1.1 GiB malloc stops it and
+# fails the run, the input is left as $(ASAN_BUILD)/fuzz/crash-<target>-*.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= loader api
+FUZZ_DIR := $(ASAN_BUILD)/fuzz
+
+# The fuzz targets link the objects test-asan's tests link (the checked ones).
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.cpp $(CHK_STATIC) $(CHK_SIM_OBJS) $(CHK_JIT_HELPER)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TEST_CXXFLAGS) -Itests -fsanitize=fuzzer $< -o $@ $(CHK_SIM_OBJS) $(CHK_STATIC) $(LIB_LDLIBS)
+
+$(BUILD)/fuzz/make_seeds: tests/fuzz/make_seeds.c $(BUILD)/obj/tests/support/ts_kernels.o
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iinclude/nvlite -Itests $< $(BUILD)/obj/tests/support/ts_kernels.o -o $@ -ldl
+
+fuzz:
+	+@$(ASAN_MAKE) $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_TARGETS)) $(FUZZ_DIR)/make_seeds
+	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(foreach t,loader api,$(FUZZ_DIR)/seeds/$(t) $(FUZZ_DIR)/corpus/$(t))
+	@ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds/loader $(FUZZ_DIR)/seeds/api
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=3072 -malloc_limit_mb=1100 \
+	    -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crash-$$t- $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/seeds/$$t \
+	    > $(FUZZ_DIR)/$$t.log 2>&1; rc=$$?; \
+	  grep -v "NEW\|REDUCE\|pulse" $(FUZZ_DIR)/$$t.log | tail -30; \
+	  [ $$rc -eq 0 ] || { echo "fuzz: $$t FAILED (log: $(FUZZ_DIR)/$$t.log)"; exit 1; }; \
+	done
 
 # The samples on the real GPU when there is one, else on the simulated driver.
 demo: samples
@@ -363,6 +468,8 @@ header-check:
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/nvlite $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 755 $(SHLIB) $(SIMLIB) $(DESTDIR)$(PREFIX)/lib/
+	install -d $(DESTDIR)$(PREFIX)/libexec
+	install -m 755 $(JIT_HELPER) $(DESTDIR)$(PREFIX)/libexec/
 	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libnvlite.so
 	ln -sf $(notdir $(SIMLIB)) $(DESTDIR)$(PREFIX)/lib/$(SIM_SONAME)

@@ -36,13 +36,25 @@ Status createContext(CUcontext* pctx, unsigned flags, CUdevice dev) {
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
     if (!validFlags(flags)) return CUDA_ERROR_INVALID_VALUE;
-    NVL_ASSIGN_OR_RETURN(Context * ctx, Context::create(*d, flags, false));
-    core::current::push(ctx);
+    NVL_ASSIGN_OR_RETURN(std::shared_ptr<Context> ctx, Context::create(*d, flags, false));
+    core::current::push(ctx.get());
     *pctx = ctx->handle();
     return kOk;
 }
 
-// A handle that names a context we made (alive or not).
+// cuCtxCreate_v3/_v4's execution affinity, as libcuda 580 answers
+// (compat_probe misuse-ctxcreate, tests/compat/expected/libcuda_misuse.txt):
+// a positive count without its array is an argument error, a count of 0 or
+// less asks for nothing, and any affinity asked for is one nvlite does not
+// offer (SM partitioning).
+Status checkAffinity(const CUexecAffinityParam* params, int count) {
+    if (count > 0 && !params) return CUDA_ERROR_INVALID_VALUE;
+    if (count > 0) return CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
+    return kOk;
+}
+
+// A handle that names a context we made (alive or recently destroyed),
+// kept for the rest of the call.
 Result<Context*> known(CUcontext handle) {
     if (!handle) return CUDA_ERROR_INVALID_CONTEXT;
     Context* ctx = Context::fromHandle(handle);
@@ -71,16 +83,21 @@ Status ctxCreate(CUcontext* pctx, unsigned int flags, CUdevice dev) { return cre
 
 Status ctxCreateV3(CUcontext* pctx, CUexecAffinityParam* paramsArray, int numParams, unsigned int flags,
                    CUdevice dev) {
-    // Execution affinity (SM partitioning) is not something nvlite offers.
-    if (paramsArray && numParams > 0) return CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
+    NVL_TRY(checkAffinity(paramsArray, numParams));
     return createContext(pctx, flags, dev);
 }
 
 Status ctxCreateV4(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags, CUdevice dev) {
     if (params) {
-        if (params->execAffinityParams && params->numExecAffinityParams > 0)
-            return CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
-        if (params->cigParams) return CUDA_ERROR_NOT_SUPPORTED;
+        // CIG (a graphics API's context shared with CUDA) is not offered; as
+        // libcuda 580 answers: with affinity too NOT_SUPPORTED, without its
+        // data INVALID_VALUE.
+        if (params->cigParams) {
+            if (params->numExecAffinityParams > 0) return CUDA_ERROR_NOT_SUPPORTED;
+            if (!params->cigParams->sharedData) return CUDA_ERROR_INVALID_VALUE;
+            return CUDA_ERROR_NOT_SUPPORTED;
+        }
+        NVL_TRY(checkAffinity(params->execAffinityParams, params->numExecAffinityParams));
     }
     return createContext(pctx, flags, dev);
 }
@@ -90,8 +107,9 @@ Status ctxDestroy(CUcontext ctx) {
     if (!ctx) return CUDA_ERROR_INVALID_VALUE;
     NVL_ASSIGN_OR_RETURN(Context * c, known(ctx));
     if (c->isPrimary()) return CUDA_ERROR_INVALID_CONTEXT;
-    if (!c->active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
-    c->deactivate();
+    // Calls using it on other threads finish first; later ones get
+    // CUDA_ERROR_CONTEXT_IS_DESTROYED. A second destroy (here or racing) too.
+    if (!Context::destroy(*c)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     // Popped from the calling thread when on top; anywhere else (other
     // threads, lower on the stack) it stays, destroyed, as in libcuda.
     if (core::current::top() == c) core::current::pop();
@@ -146,7 +164,10 @@ Status ctxGetDevice(CUdevice* device) {
 }
 
 Status ctxGetFlags(unsigned int* flags) {
-    NVL_ASSIGN_OR_RETURN(Context * c, core::requireCurrent());
+    // Answers even for a destroyed current context, as libcuda does.
+    NVL_TRY(core::Runtime::get().checkInit());
+    Context* c = core::current::top();
+    if (!c) return CUDA_ERROR_INVALID_CONTEXT;
     if (!flags) return CUDA_ERROR_INVALID_VALUE;
     *flags = c->flags();
     return kOk;

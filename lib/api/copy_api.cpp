@@ -6,7 +6,6 @@
 #include "api/entry_impls.h"
 #include "core/context.h"
 #include "core/copy.h"
-#include "core/handle_registry.h"
 #include "core/runtime.h"
 #include "core/stream.h"
 
@@ -22,10 +21,10 @@ Result<core::Stream*> resolveStream(CUstream s) {
     }
     // A stream names its context: work goes there, whichever is current (as libcuda).
     NVL_TRY(core::Runtime::get().checkInit());
-    core::Stream* st = core::HandleRegistry<core::Stream>::get().find(s);
+    core::Stream* st = core::Stream::fromHandle(s);
     if (!st) return CUDA_ERROR_INVALID_HANDLE;
     Context& ctx = st->context();
-    if (!ctx.active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    if (!core::CallScope::use(ctx)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     if (CUresult sticky = ctx.stickyError(); sticky != CUDA_SUCCESS) return sticky;
     return st;
 }

@@ -128,7 +128,8 @@ Result<Context*> peerContext(CUcontext h) {
     if (!h) return core::requireCurrent();
     Context* ctx = Context::fromHandle(h);
     if (!ctx) return CUDA_ERROR_INVALID_CONTEXT;
-    if (!ctx->active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    // A pass for the rest of the call: a destroy racing the copy waits for it.
+    if (!core::CallScope::use(*ctx)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     if (CUresult sticky = ctx->stickyError(); sticky != CUDA_SUCCESS) return sticky;
     return ctx;
 }
@@ -141,7 +142,7 @@ template <class Run>
 Status serializedPeer(Context* dst, Context* src, Run&& run) {
     NVL_TRY(core::Runtime::get().checkInit());
     Context* cur = core::current::top();
-    if (cur && !cur->active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    if (cur && !core::CallScope::use(*cur)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     Context* home = cur ? cur : dst;
     core::Stream& st = home->nullStream();
     const bool others = dst != home || src != home;

@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "common/trace.h"
+#include "core/call_scope.h"
 #include "nvlite/cuda.h"
 
 #define NVL_EXPORT __attribute__((visibility("default")))
@@ -85,10 +86,13 @@ void traceCall(const char* name, const char* args, CUresult r, uint64_t ns);
 // thread's default stream.
 inline bool perThreadDefaultStream() { return detail::perThreadDefault; }
 
-// Runs one entry point: 'body' returns a Status or a CUresult.
+// Runs one entry point: 'body' returns a Status or a CUresult. What the
+// call looks up stays valid until it returns (core::CallScope: a destroy
+// racing it waits for it or answers it).
 template <DefaultStream D = DefaultStream::Legacy, class Body, class... Args>
 CUresult call(const char* name, Body&& body, const Args&... args) noexcept {
     auto run = [&]() noexcept -> CUresult {
+        core::CallScope scope;
         try {
             if constexpr (D == DefaultStream::PerThread) {
                 detail::PerThreadScope scope;

@@ -34,8 +34,8 @@ namespace {
 // (libcuda: CUDA_ERROR_ILLEGAL_STATE for flags, CUDA_ERROR_NOT_SUPPORTED for
 // a timed event).
 Result<core::Event*> attributeEvent(CUevent h, int flags) {
-    core::Event* e = h ? core::HandleRegistry<core::Event>::get().find(h) : nullptr;
-    if (!e || !e->context().active()) return CUDA_ERROR_INVALID_HANDLE;
+    core::Event* e = core::Event::fromHandle(h);
+    if (!e || !core::CallScope::use(e->context())) return CUDA_ERROR_INVALID_HANDLE;
     if (flags != 0) return CUDA_ERROR_ILLEGAL_STATE;
     if (e->timed()) return CUDA_ERROR_NOT_SUPPORTED;
     return e;

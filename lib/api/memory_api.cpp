@@ -27,6 +27,7 @@ uint64_t addr(const void* p) { return reinterpret_cast<uint64_t>(p); }
 Status hostAlloc(void** pp, size_t bytesize, unsigned flags) {
     NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
     if (!pp || (flags & ~kHostAllocFlags)) return CUDA_ERROR_INVALID_VALUE;
+    *pp = nullptr;  // what a failed allocation leaves, as in libcuda
     if (bytesize == 0) {  // libcuda accepts it; nothing to pin
         *pp = nullptr;
         return kOk;
@@ -42,6 +43,7 @@ Status hostAlloc(void** pp, size_t bytesize, unsigned flags) {
 Status memAlloc(CUdeviceptr* dptr, size_t bytesize) {
     NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
     if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    *dptr = 0;  // what a failed allocation leaves, as in libcuda
     NVL_ASSIGN_OR_RETURN(core::DeviceHeap::Block b, ctx->heap().alloc(bytesize));
     AddressMap::get().insert({b.va, bytesize, MemoryKind::Device, ctx, 0, b.cpuVisible});
     *dptr = b.va;
@@ -51,7 +53,8 @@ Status memAlloc(CUdeviceptr* dptr, size_t bytesize) {
 Status memFree(CUdeviceptr dptr) {
     NVL_TRY(core::checkCurrentIfAny());
     if (dptr == 0) return kOk;
-    auto a = AddressMap::get().find(dptr);
+    // Memory of a context being destroyed goes with it.
+    auto a = AddressMap::get().findInUse(dptr);
     if (!a || a->base != dptr || a->kind != MemoryKind::Device) return CUDA_ERROR_INVALID_VALUE;
     if (a->pool) return core::MemPools::get().free(dptr, a->pool);  // a stream-ordered allocation
     Context* owner = a->context;
@@ -83,7 +86,7 @@ Status memHostAlloc(void** pp, size_t bytesize, unsigned int Flags) { return hos
 Status memFreeHost(void* p) {
     NVL_TRY(core::checkCurrentIfAny());
     if (!p) return kOk;
-    auto a = AddressMap::get().find(addr(p));
+    auto a = AddressMap::get().findInUse(addr(p));
     if (!a || a->base != addr(p) || a->kind != MemoryKind::HostAllocated) return CUDA_ERROR_INVALID_VALUE;
     Context* owner = a->context;
     NVL_TRY(owner->noted(owner->synchronize()));
@@ -125,7 +128,7 @@ Status memHostRegister(void* p, size_t bytesize, unsigned int Flags) {
 Status memHostUnregister(void* p) {
     NVL_TRY(core::requireCurrent().status());
     if (!p) return CUDA_ERROR_INVALID_VALUE;
-    auto a = AddressMap::get().find(addr(p));
+    auto a = AddressMap::get().findInUse(addr(p));
     if (!a || a->kind != MemoryKind::HostRegistered) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
     if (a->base != addr(p)) return CUDA_ERROR_INVALID_VALUE;  // inside a registration, not its start
     Context* owner = a->context;

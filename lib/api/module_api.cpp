@@ -28,10 +28,14 @@ Status publish(CUmodule* module, Result<Module*> m) {
     return kOk;
 }
 
-// The module behind a handle: one of ours, still loaded.
+// A pass through the gates of a module and its context for the rest of the
+// call (call_scope.h): an unload or destroy racing the call waits for it.
+bool hold(Module& m) { return core::CallScope::use(m.context()) && core::CallScope::use(m); }
+
+// The module behind a handle: one of ours, still loaded, held.
 Result<Module*> liveModule(CUmodule m) {
     Module* p = Module::fromHandle(m);
-    if (!p || !p->loaded()) return CUDA_ERROR_INVALID_HANDLE;
+    if (!p || !p->loaded() || !hold(*p)) return CUDA_ERROR_INVALID_HANDLE;
     return p;
 }
 
@@ -39,7 +43,7 @@ Result<Module*> liveModule(CUmodule m) {
 
 Result<Function*> resolveFunction(CUfunction f, KernelAsFunction kernels, Context* ctx) {
     if (Function* p = Function::fromHandle(f)) {
-        if (!p->loaded()) return CUDA_ERROR_INVALID_HANDLE;
+        if (!p->loaded() || !hold(p->module())) return CUDA_ERROR_INVALID_HANDLE;
         return p;
     }
     // A CUkernel: its function in the context (the current one unless given).
@@ -48,7 +52,9 @@ Result<Function*> resolveFunction(CUfunction f, KernelAsFunction kernels, Contex
     if (!ctx) {
         NVL_ASSIGN_OR_RETURN(ctx, core::requireCurrent());
     }
-    return k->functionFor(*ctx);
+    NVL_ASSIGN_OR_RETURN(Function * fn, k->functionFor(*ctx));
+    if (!hold(fn->module())) return CUDA_ERROR_INVALID_HANDLE;
+    return fn;
 }
 
 Status launchOn(CUstream stream, CUfunction f, const core::LaunchRequest& r) {
@@ -60,7 +66,7 @@ Status launchOn(CUstream stream, CUfunction f, const core::LaunchRequest& r) {
 
 Status moduleLoad(CUmodule* module, const char* fname) {
     NVL_ASSIGN_OR_RETURN(Context * ctx, core::requireCurrent());
-    if (!module || !fname) return CUDA_ERROR_INVALID_VALUE;
+    if (!module || !fname || !*fname) return CUDA_ERROR_INVALID_VALUE;  // "": libcuda's answer too
     core::JitOptions jit;
     return publish(module, Module::loadFile(*ctx, fname, jit));
 }

@@ -56,9 +56,9 @@ DestroyedEvents& destroyedEvents() {
 
 Result<Event*> eventFor(CUevent h) {
     NVL_TRY(core::Runtime::get().checkInit());
-    Event* e = h ? core::HandleRegistry<Event>::get().find(h) : nullptr;
-    if (!e) return h && destroyedEvents().contains(h) ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_ERROR_INVALID_HANDLE;
-    if (!e->context().active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    Event* e = Event::fromHandle(h);
+    if (!e) return h && (destroyedEvents().contains(h) || Event::goneWithContext(h)) ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_ERROR_INVALID_HANDLE;
+    if (!core::CallScope::use(e->context())) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     if (CUresult sticky = e->context().stickyError(); sticky != CUDA_SUCCESS) return sticky;
     return e;
 }
@@ -112,9 +112,11 @@ Status streamCreateWithPriority(CUstream* phStream, unsigned int flags, int prio
 
 Status streamDestroy(CUstream hStream) {
     NVL_TRY(core::Runtime::get().checkInit());
-    Stream* st = core::HandleRegistry<Stream>::get().find(hStream);
-    if (!st) return CUDA_ERROR_INVALID_HANDLE;
-    st->context().destroyStream(st);
+    // Not found, of a context being destroyed, or destroyed by another
+    // thread meanwhile: CUDA_ERROR_INVALID_HANDLE.
+    Stream* st = Stream::fromHandle(hStream);
+    if (!st || !core::CallScope::use(st->context()) || !st->context().destroyStream(st))
+        return CUDA_ERROR_INVALID_HANDLE;
     return kOk;
 }
 
@@ -277,11 +279,14 @@ Status eventSynchronize(CUevent hEvent) {
 
 Status eventDestroy(CUevent hEvent) {
     NVL_TRY(core::Runtime::get().checkInit());
-    Event* e = hEvent ? core::HandleRegistry<Event>::get().find(hEvent) : nullptr;
+    Event* e = Event::fromHandle(hEvent);
     if (!e)
-        return hEvent && destroyedEvents().contains(hEvent) ? CUDA_ERROR_CONTEXT_IS_DESTROYED
+        return hEvent && (destroyedEvents().contains(hEvent) || Event::goneWithContext(hEvent)) ? CUDA_ERROR_CONTEXT_IS_DESTROYED
                                                             : CUDA_ERROR_INVALID_HANDLE;
-    Event::destroy(e);
+    // Of a context being destroyed: gone with it.
+    if (!core::CallScope::use(e->context())) return CUDA_ERROR_INVALID_HANDLE;
+    // Destroyed by another thread meanwhile: as libcuda answers a destroyed event.
+    if (!Event::destroy(e)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     destroyedEvents().add(hEvent);
     return kOk;
 }

@@ -12,8 +12,10 @@
 #include "core/event.h"
 #include "core/handle_registry.h"
 #include "core/host_func.h"
+#include "core/link.h"
 #include "core/mem_pool.h"
 #include "core/memory.h"
+#include "core/module.h"
 #include "core/peer.h"
 #include "core/runtime.h"
 #include "core/staging.h"
@@ -21,14 +23,14 @@
 namespace nvl::core {
 namespace {
 
-thread_local std::vector<Context*> tlsStack;
+thread_local std::vector<std::shared_ptr<Context>> tlsStack;
 
 }  // namespace
 
-Result<Context*> Context::create(Device& device, unsigned flags, bool primary) {
-    auto* ctx = new Context(device, primary);
-    HandleRegistry<Context>::get().add(ctx);
+Result<std::shared_ptr<Context>> Context::create(Device& device, unsigned flags, bool primary) {
+    auto ctx = std::make_shared<Context>(device, primary);
     if (!primary) NVL_TRY(ctx->activate(flags));
+    ContextRegistry::get().add(ctx);
     return ctx;
 }
 
@@ -38,9 +40,22 @@ Context::Context(Device& device, bool primary)
       nullStream_(*this, Stream::Kind::Legacy, 0, 0),
       devrt_(std::make_unique<DeviceRuntime>(*this)),
       builtins_(std::make_unique<BuiltinKernels>(*this)) {}
-Context::~Context() = default;
 
-Context* Context::fromHandle(CUcontext handle) { return HandleRegistry<Context>::get().find(handle); }
+Context::~Context() { deactivate(); }
+
+Context* Context::fromHandle(CUcontext handle) {
+    std::shared_ptr<Context> c = ContextRegistry::get().find(handle);
+    if (!c) c = ContextRegistry::get().retired(handle);
+    Context* raw = c.get();
+    CallScope::keep(std::move(c));
+    return raw;
+}
+
+bool Context::destroy(Context& ctx) {
+    if (!ctx.deactivate()) return false;
+    ContextRegistry::get().remove(&ctx);
+    return true;
+}
 
 namespace {
 
@@ -82,16 +97,17 @@ Status Context::activate(unsigned flags) {
     l2FetchGranularity.store(kDefaultL2FetchGranularity, std::memory_order_relaxed);
     persistingL2Bytes.store(0, std::memory_order_relaxed);
     generation_.fetch_add(1, std::memory_order_acq_rel);
-    active_.store(true, std::memory_order_release);
+    open();
     return kOk;
 }
 
-void Context::deactivate() {
-    // First, while the context still works: the destructors may use it.
-    storage.destroyAll(handle());
+bool Context::deactivate() {
+    // First, while the context still works: context-local storage's
+    // destructors may use it (nothing left to do on a second call).
+    if (active()) storage.destroyAll(handle());
     std::lock_guard lock(lifecycleMutex_);
-    if (!active()) return;
-    active_.store(false, std::memory_order_release);
+    // No new call gets in; those inside finish first.
+    if (!close()) return false;
     (void)synchronize();
     dropPeerAccess(*this);
     // Before the channels go: host functions still queued (after a fault)
@@ -104,21 +120,30 @@ void Context::deactivate() {
         }
     }
     MemPools::get().releaseContext(*this);
+    // What the context made goes with it: the handles first (calls holding
+    // the objects keep them until they return), then the resources.
+    std::unordered_map<const Stream*, std::shared_ptr<Stream>> streams;
+    std::unordered_map<const Event*, std::shared_ptr<Event>> events;
+    std::unordered_map<const Module*, std::shared_ptr<Module>> modules;
+    std::unordered_set<const void*> links;
     {
         std::lock_guard streamsLock(streamsMutex_);
-        for (Stream* st : streams_) {
-            HandleRegistry<Stream>::get().remove(st);
-            delete st;
-        }
-        streams_.clear();
-        for (Event* e : events_) {
-            HandleRegistry<Event>::get().remove(e);
-            e->detach();
-            delete e;
-        }
-        events_.clear();
+        streams.swap(streams_);
+        events.swap(events_);
+        modules.swap(modules_);
+        links.swap(links_);
         retired_.clear();
     }
+    for (auto& [p, st] : streams) {
+        st->retire();
+        HandleRegistry<Stream>::get().remove(p);
+    }
+    for (auto& [p, e] : events) {
+        Event::forget(*e);
+        e->detach();
+    }
+    for (auto& [p, m] : modules) m->forget();
+    for (const void* l : links) (void)Link::destroy(reinterpret_cast<CUlinkState>(const_cast<void*>(l)));
     AddressMap::get().removeContext(this);
     // Channels first: after a fault the waits above return at once, and a
     // copy engine RM did not stop may still use the memory freed below.
@@ -131,18 +156,21 @@ void Context::deactivate() {
     host_.reset();
     heap_.reset();
     {
+        // Emptied with their storage: a destroyed context's object may stay
+        // a while (ContextRegistry), it holds nothing then.
         std::lock_guard tsLock(timestampMutex_);
-        freeTimestamps_.clear();
-        pendingTimestamps_.clear();
-        timestampPages_.clear();
+        std::vector<TimestampSlot>().swap(freeTimestamps_);
+        std::vector<std::pair<TimestampSlot, Point>>().swap(pendingTimestamps_);
+        std::vector<std::unique_ptr<hw::GpuMemory>>().swap(timestampPages_);
     }
     std::lock_guard localLock(localMutex_);
-    localMemory_.clear();
+    std::vector<std::unique_ptr<hw::GpuMemory>>().swap(localMemory_);
     residentModules_.store(0, std::memory_order_release);
     localBytesPerThread_ = 0;
     localVa_ = 0;
     localBytesPerTpc_ = 0;
     nextLane_ = 0;
+    return true;
 }
 
 Status Context::synchronize() {
@@ -196,7 +224,8 @@ Result<hw::ContextChannels::Lane> Context::laneFor(size_t index) {
 
 Result<Stream*> Context::createStream(unsigned flags, int priority) {
     const Stream::Kind kind = (flags & CU_STREAM_NON_BLOCKING) ? Stream::Kind::NonBlocking : Stream::Kind::Blocking;
-    auto st = std::make_unique<Stream>(*this, kind, flags, priority);
+    auto st = std::make_shared<Stream>(*this, kind, flags, priority);
+    st->keepContext(shared_from_this());
     size_t index;
     {
         std::lock_guard lock(localMutex_);
@@ -211,45 +240,76 @@ Result<Stream*> Context::createStream(unsigned flags, int priority) {
         lane = channels_->lane(0);
     }
     st->setLane(index, *lane);
-    Stream* raw = st.release();
+    Stream* raw = st.get();
     {
         std::lock_guard lock(streamsMutex_);
-        streams_.insert(raw);
+        streams_[raw] = st;
     }
-    HandleRegistry<Stream>::get().add(raw);
+    HandleRegistry<Stream>::get().add(std::move(st));
     return raw;
 }
 
-void Context::destroyStream(Stream* s) {
-    HandleRegistry<Stream>::get().remove(s);
-    {
-        std::lock_guard lock(streamsMutex_);
-        streams_.erase(s);
-        // Its work still runs, and the legacy stream still follows it.
-        if (s->kind() == Stream::Kind::Blocking && !s->idle()) {
-            retired_.pruneDone();
-            retired_.add(s->last());
-        }
+bool Context::destroyStream(Stream* s) {
+    std::shared_ptr<Stream> gone = HandleRegistry<Stream>::get().remove(s);
+    if (!gone) return false;
+    // No submission after this one; what it submitted before still runs.
+    const Point last = s->retire();
+    std::lock_guard lock(streamsMutex_);
+    streams_.erase(s);
+    // The legacy stream still follows a blocking stream's unfinished work.
+    if (s->kind() == Stream::Kind::Blocking && !last.done()) {
+        retired_.pruneDone();
+        retired_.add(last);
     }
-    delete s;
+    return true;
 }
 
 void Context::addBlockingStreamPoints(Dependencies& deps) {
     std::lock_guard lock(streamsMutex_);
-    for (Stream* st : streams_)
+    for (const auto& [p, st] : streams_)
         if (st->kind() == Stream::Kind::Blocking) deps.add(st->last());
     retired_.pruneDone();
     for (const Point& p : retired_) deps.add(p);
 }
 
-void Context::addEvent(Event* e) {
+void Context::addEvent(std::shared_ptr<Event> e) {
     std::lock_guard lock(streamsMutex_);
-    events_.insert(e);
+    const Event* key = e.get();
+    events_[key] = std::move(e);
 }
 
 void Context::removeEvent(Event* e) {
+    std::shared_ptr<Event> gone;  // freed outside the lock
     std::lock_guard lock(streamsMutex_);
-    events_.erase(e);
+    auto it = events_.find(e);
+    if (it == events_.end()) return;
+    gone = std::move(it->second);
+    events_.erase(it);
+}
+
+void Context::addModule(std::shared_ptr<Module> m) {
+    std::lock_guard lock(streamsMutex_);
+    const Module* key = m.get();
+    modules_[key] = std::move(m);
+}
+
+void Context::removeModule(Module* m) {
+    std::shared_ptr<Module> gone;  // freed outside the lock
+    std::lock_guard lock(streamsMutex_);
+    auto it = modules_.find(m);
+    if (it == modules_.end()) return;
+    gone = std::move(it->second);
+    modules_.erase(it);
+}
+
+void Context::addLink(const void* handle) {
+    std::lock_guard lock(streamsMutex_);
+    links_.insert(handle);
+}
+
+void Context::removeLink(const void* handle) {
+    std::lock_guard lock(streamsMutex_);
+    links_.erase(handle);
 }
 
 Result<Context::TimestampSlot> Context::allocTimestamp() {
@@ -363,28 +423,34 @@ void Context::releaseLocalMemory() {
 
 namespace current {
 
-Context* top() { return tlsStack.empty() ? nullptr : tlsStack.back(); }
+Context* top() { return tlsStack.empty() ? nullptr : tlsStack.back().get(); }
 
-void push(Context* ctx) { tlsStack.push_back(ctx); }
+void push(Context* ctx) { tlsStack.push_back(ctx->shared_from_this()); }
 
 Context* pop() {
     if (tlsStack.empty()) return nullptr;
-    Context* c = tlsStack.back();
+    std::shared_ptr<Context> c = std::move(tlsStack.back());
     tlsStack.pop_back();
-    return c;
+    Context* raw = c.get();
+    CallScope::keep(std::move(c));  // the caller may still look at it
+    return raw;
 }
 
 void set(Context* ctx) {
     if (tlsStack.empty()) {
-        if (ctx) tlsStack.push_back(ctx);
+        if (ctx) tlsStack.push_back(ctx->shared_from_this());
     } else if (ctx) {
-        tlsStack.back() = ctx;
+        CallScope::keep(std::move(tlsStack.back()));
+        tlsStack.back() = ctx->shared_from_this();
     } else {
+        CallScope::keep(std::move(tlsStack.back()));
         tlsStack.pop_back();
     }
 }
 
-void remove(Context* ctx) { std::erase(tlsStack, ctx); }
+void remove(Context* ctx) {
+    std::erase_if(tlsStack, [&](const std::shared_ptr<Context>& c) { return c.get() == ctx; });
+}
 
 }  // namespace current
 
@@ -394,7 +460,8 @@ Result<Context*> requireCurrent() {
     if (!ctx) return CUDA_ERROR_INVALID_CONTEXT;
     // Destroyed, or a primary context that was released or reset (libcuda
     // does not bring a reset primary context back until it is retained).
-    if (!ctx->active()) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    // The thread's stack keeps the object; the pass keeps its resources.
+    if (!CallScope::use(*ctx)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     if (CUresult sticky = ctx->stickyError(); sticky != CUDA_SUCCESS) return sticky;
     return ctx;
 }

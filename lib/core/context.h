@@ -1,9 +1,15 @@
 // A CUDA context: the channels its work runs on, its memory, and the
 // thread-local stack of current contexts.
 //
-// Context objects are never freed: cuCtxDestroy releases everything a
-// context holds and leaves a shell behind, so a stale CUcontext handle is
-// recognised (and answered with an error) instead of being dereferenced.
+// Lifetime (call_scope.h): a Context is owned by std::shared_ptr (the handle
+// registry, the thread stacks that hold it, its streams, events and
+// modules, the calls using it). Its resources are behind its Gate: calls
+// that use them hold a pass; cuCtxDestroy closes the gate (later calls get
+// CUDA_ERROR_CONTEXT_IS_DESTROYED), waits for the passes in flight, then
+// frees channels, memory, streams, events, modules and link states. The
+// object itself goes when its last reference does; the last 64 destroyed
+// contexts stay known (ContextRegistry), so that their handles are answered
+// as libcuda does.
 #pragma once
 
 #include <array>
@@ -11,11 +17,14 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "common/status.h"
+#include "core/call_scope.h"
 #include "core/context_storage.h"
+#include "core/handle_registry.h"
 #include "core/stream.h"
 #include "hw/channel_group.h"
 #include "hw/compute.h"
@@ -30,16 +39,21 @@ class DeviceRuntime;
 class Event;
 class HostFunctions;
 class HostMemory;
+class Module;
 class Staging;
 
-class Context {
+class Context : public Gate, public std::enable_shared_from_this<Context> {
 public:
     // A new context (not made current). 'primary' contexts are created and
     // reactivated through the cuDevicePrimaryCtx* calls.
-    static Result<Context*> create(Device& device, unsigned flags, bool primary);
+    static Result<std::shared_ptr<Context>> create(Device& device, unsigned flags, bool primary);
     ~Context();
-    // The live Context behind a handle, or nullptr when it was never one.
+    // The Context behind a handle, live or recently destroyed, or nullptr.
+    // Kept alive for the calling API call.
     static Context* fromHandle(CUcontext handle);
+    // cuCtxDestroy: deactivate() and forget the handle. False when it was
+    // destroyed already (by another thread, too).
+    static bool destroy(Context& ctx);
     CUcontext handle() { return reinterpret_cast<CUcontext>(this); }
 
     Device& device() const { return device_; }
@@ -50,15 +64,17 @@ public:
     uint64_t id() const { return id_.load(std::memory_order_acquire); }
     bool isPrimary() const { return primary_; }
     // False once destroyed (or, for a primary context, released or reset).
-    bool active() const { return active_.load(std::memory_order_acquire); }
+    bool active() const { return isOpen(); }
     // Counts activations: what was made in an earlier one (a module placed
     // before a primary context's release and retain) is gone.
     uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
     // Brings the resources up (creation and primary reactivation).
     Status activate(unsigned flags);
-    // Waits for the work, then frees channels and memory.
-    void deactivate();
+    // Closes the gate, waits for the calls using the context, waits for the
+    // work, then frees channels, memory, streams, events, modules and link
+    // states. False when it was not active.
+    bool deactivate();
 
     hw::ContextChannels& channels() { return *channels_; }
     DeviceHeap& heap() { return *heap_; }
@@ -70,14 +86,19 @@ public:
     // Streams beside the legacy one: lanes 1.. of the context's channels,
     // taken in turn (created on first use). Destroyed with the context.
     Result<Stream*> createStream(unsigned flags, int priority);
-    // Their work still runs; the stream object goes.
-    void destroyStream(Stream* s);
+    // Their work still runs; the handle goes (the object when no call holds it).
+    // False when another thread destroyed it first.
+    bool destroyStream(Stream* s);
     // Adds the newest work of every blocking stream (what the legacy stream waits for).
     void addBlockingStreamPoints(Dependencies& deps);
 
-    // Events: made and destroyed with the context.
-    void addEvent(Event* e);
+    // Events, modules and link states: made in and destroyed with the context.
+    void addEvent(std::shared_ptr<Event> e);
     void removeEvent(Event* e);
+    void addModule(std::shared_ptr<Module> m);
+    void removeModule(Module* m);
+    void addLink(const void* handle);
+    void removeLink(const void* handle);
     // 16-byte slots the GPU writes timestamps into (host memory).
     struct TimestampSlot {
         uint64_t va = 0;
@@ -181,8 +202,9 @@ public:
     std::mutex peerMutex;
     std::vector<PeerEntry> peers;
 
+    Context(Device& device, bool primary);  // through create()
+
 private:
-    Context(Device& device, bool primary);
     Status noteFault(Status s);
 
     Device& device_;
@@ -190,7 +212,6 @@ private:
     std::atomic<unsigned> flags_{0};
     std::atomic<uint64_t> id_{0};
     std::atomic<uint32_t> stackBytes_{kDefaultStackBytes};
-    std::atomic<bool> active_{false};
     std::atomic<uint64_t> generation_{0};
     std::mutex lifecycleMutex_;
     std::unique_ptr<hw::ContextChannels> channels_;
@@ -210,11 +231,13 @@ private:
     size_t nextLane_ = 0;
 
     std::mutex streamsMutex_;
-    std::unordered_set<Stream*> streams_;
+    std::unordered_map<const Stream*, std::shared_ptr<Stream>> streams_;
     // The unfinished work of destroyed blocking streams: the legacy stream
     // still follows it.
     Dependencies retired_;
-    std::unordered_set<Event*> events_;
+    std::unordered_map<const Event*, std::shared_ptr<Event>> events_;
+    std::unordered_map<const Module*, std::shared_ptr<Module>> modules_;
+    std::unordered_set<const void*> links_;
 
     std::mutex hostFunctionsMutex_;
     std::unique_ptr<HostFunctions> hostFunctions_;
@@ -235,7 +258,10 @@ private:
     void releaseLocalMemory();
 };
 
-// The calling thread's context stack.
+// Handles of contexts; the last 64 destroyed ones stay known.
+using ContextRegistry = HandleRegistry<Context, 64>;
+
+// The calling thread's context stack (it holds references to them).
 namespace current {
 Context* top();
 void push(Context* ctx);
@@ -248,7 +274,8 @@ void remove(Context* ctx);
 
 // The current context for an API call that needs one: checks cuInit, a
 // current context (CUDA_ERROR_INVALID_CONTEXT) and that it is alive
-// (CUDA_ERROR_CONTEXT_IS_DESTROYED).
+// (CUDA_ERROR_CONTEXT_IS_DESTROYED), and holds a pass through its gate
+// for the rest of the call.
 Result<Context*> requireCurrent();
 // For calls that work without a current context but not with a dead one
 // (cuMemFree, cuMemFreeHost): checks cuInit and, if a context is current,

@@ -40,8 +40,9 @@ constexpr uint64_t kCpuWriteMax = 4096;
 constexpr uint64_t kCpuReadMax = 16;
 
 // A range the GPU can reach: inside one device or pinned-host allocation.
+// The call holds its owner's pass from here on (AddressMap::findInUse).
 std::optional<Place> gpuReachable(uint64_t addr, uint64_t bytes) {
-    auto a = AddressMap::get().find(addr);
+    auto a = AddressMap::get().findInUse(addr);
     if (!a || !a->contains(addr, bytes)) return std::nullopt;
     const Device* device = a->context ? &a->context->device() : a->pool ? &a->pool->device() : nullptr;
     if (a->kind == MemoryKind::Device || a->kind == MemoryKind::ModuleGlobal)

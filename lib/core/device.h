@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -34,7 +35,7 @@ public:
     std::mutex primaryMutex;
     unsigned primaryFlags = 0;
     int primaryRefs = 0;
-    Context* primary = nullptr;  // created on first retain, never freed
+    std::shared_ptr<Context> primary;  // created on first retain, kept for the process
 
 private:
     int ordinal_;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 
 #include "common/status.h"
@@ -18,9 +19,17 @@ namespace nvl::core {
 class Event {
 public:
     static Result<Event*> create(Context& ctx, unsigned flags);
+    // The live event behind a handle (kept for the calling API call), or nullptr.
+    static Event* fromHandle(const void* handle);
     // cuEventDestroy: the GPU may still be about to write the slot, so the
-    // slot goes back to the pool only once the recorded work is done.
-    static void destroy(Event* e);
+    // slot goes back to the pool only once the recorded work is done. False
+    // when another thread destroyed it first.
+    static bool destroy(Event* e);
+    // Its context is being destroyed: the handle goes.
+    static void forget(Event& e);
+    // Whether 'handle' was one of the last events a context's destroy took
+    // (libcuda answers them with CUDA_ERROR_CONTEXT_IS_DESTROYED).
+    static bool goneWithContext(const void* handle);
 
     Context& context() const { return ctx_; }
     unsigned flags() const { return flags_; }
@@ -45,15 +54,20 @@ public:
     static Result<float> elapsedMs(const Event& start, const Event& end);
 
     // The context is going away: forget its resources without touching them.
-    void detach() { slot_ = {}; }
+    void detach() {
+        std::lock_guard lock(mutex_);
+        slot_ = {};
+        point_ = {};
+        destroyed_ = true;
+    }
 
 private:
     Event(Context& ctx, unsigned flags) : ctx_(ctx), flags_(flags) {}
-    ~Event() = default;
-    friend class Context;
 
     Context& ctx_;
+    std::shared_ptr<Context> keep_;  // the object, not its resources
     const unsigned flags_;
+    bool destroyed_ = false;  // under mutex_: no record after cuEventDestroy
     Context::TimestampSlot slot_;
     mutable std::mutex mutex_;
     Point point_;

@@ -36,7 +36,7 @@ const KernelInfo* findKernel(const loader::Image& image, const std::string& name
 
 // ------------------------------------------------------------------ libraries
 
-Library* Library::fromHandle(CUlibrary l) { return HandleRegistry<Library>::get().find(l); }
+Library* Library::fromHandle(CUlibrary l) { return HandleRegistry<Library>::get().find(l).get(); }
 
 Result<Library*> Library::loadData(const void* code, JitOptions& jit) {
     std::vector<std::pair<uint32_t, loader::Image>> images;
@@ -66,13 +66,13 @@ Result<Library*> Library::fromImages(std::vector<std::pair<uint32_t, loader::Ima
         auto* k = new Kernel(*lib, first.kernels[i].name, i);
         k->settings_.resize(static_cast<size_t>(Runtime::get().deviceCount()));
         lib->kernels_.push_back(k);
-        HandleRegistry<Kernel>::get().add(k);
+        HandleRegistry<Kernel>::get().add(std::shared_ptr<Kernel>(k));
     }
     lib->loaded_.store(true, std::memory_order_release);
-    HandleRegistry<Library>::get().add(lib);
+    HandleRegistry<Library>::get().add(std::shared_ptr<Library>(lib));
     // EAGER: into the current context now (other contexts on first use).
     if (moduleLoadingMode() == CU_MODULE_EAGER_LOADING) {
-        if (Context* ctx = current::top(); ctx && ctx->active()) {
+        if (Context* ctx = current::top(); ctx && CallScope::use(*ctx)) {
             Result<Module*> m = lib->moduleFor(*ctx);
             if (!m) {
                 (void)lib->unload();
@@ -121,20 +121,25 @@ Result<Module*> Library::moduleFor(Context& ctx) {
     // Forget the modules of destroyed contexts and those unloaded since.
     std::erase_if(modules_, [](const Loaded& l) { return !l.module->loaded(); });
     for (const Loaded& l : modules_)
-        if (l.ctx == &ctx && l.generation == ctx.generation()) return l.module;
+        if (l.ctx == &ctx && l.generation == ctx.generation()) {
+            CallScope::keep(l.module);  // for the calling API call
+            return l.module.get();
+        }
     const Device& dev = ctx.device();
     const loader::Image* image = imageFor(dev);
     if (!image) return CUDA_ERROR_NO_BINARY_FOR_GPU;
-    NVL_ASSIGN_OR_RETURN(Module * m, Module::load(ctx, *image, this));
+    NVL_ASSIGN_OR_RETURN(Module * raw, Module::load(ctx, *image, this));
+    std::shared_ptr<Module> m = raw->shared_from_this();
+    CallScope::keep(m);
     // What was set on the kernels for this device applies here too.
     for (Kernel* k : kernels_) {
         const auto& s = k->settings_[static_cast<size_t>(dev.ordinal())];
         if (!s) continue;
-        for (Function* f : m->functions())
+        for (const auto& f : m->functions())
             if (f->name() == k->name()) f->settings = *s;
     }
     modules_.push_back({&ctx, ctx.generation(), m});
-    return m;
+    return raw;
 }
 
 void Library::applySettings(const Kernel& k, const Device& dev) {
@@ -142,7 +147,7 @@ void Library::applySettings(const Kernel& k, const Device& dev) {
     if (!s) return;
     for (const Loaded& l : modules_) {
         if (&l.ctx->device() != &dev || !l.module->loaded()) continue;
-        for (Function* f : l.module->functions())
+        for (const auto& f : l.module->functions())
             if (f->name() == k.name()) f->settings = *s;
     }
 }
@@ -167,7 +172,7 @@ Status Library::unload() {
 
 // ------------------------------------------------------------------ kernels
 
-Kernel* Kernel::fromHandle(const void* handle) { return HandleRegistry<Kernel>::get().find(handle); }
+Kernel* Kernel::fromHandle(const void* handle) { return HandleRegistry<Kernel>::get().find(handle).get(); }
 
 Result<Function*> Kernel::functionFor(Context& ctx) {
     NVL_ASSIGN_OR_RETURN(Module * m, library_.moduleFor(ctx));

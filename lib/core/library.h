@@ -9,7 +9,7 @@
 // cuKernelSetCacheConfig) applies to its function in every context of that
 // device, those loaded later included.
 //
-// Like modules, Library and Kernel objects are never freed: unloading
+// Library and Kernel objects are never freed: unloading
 // releases the modules and the image and leaves shells, so stale handles are
 // answered with CUDA_ERROR_INVALID_HANDLE.
 #pragma once
@@ -76,7 +76,7 @@ private:
     struct Loaded {
         Context* ctx;
         uint64_t generation;
-        Module* module;
+        std::shared_ptr<Module> module;  // keeps the context's object, not its resources
     };
     std::vector<Loaded> modules_;
 };

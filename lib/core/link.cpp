@@ -23,10 +23,13 @@ Sessions& sessions() {
 Result<CUlinkState> Link::create(Context& ctx, const loader::JitOptions& jit) {
     const hw::GpuInfo& gi = ctx.device().info();
     NVL_ASSIGN_OR_RETURN(auto linker, loader::Linker::create(gi.smMajor, gi.smMinor, jit));
-    auto link = std::make_shared<Link>(std::move(linker));
+    auto link = std::make_shared<Link>(std::move(linker), ctx.shared_from_this());
     auto handle = reinterpret_cast<CUlinkState>(link.get());
-    std::lock_guard lock(sessions().mutex);
-    sessions().byHandle.emplace(link.get(), std::move(link));
+    {
+        std::lock_guard lock(sessions().mutex);
+        sessions().byHandle.emplace(link.get(), std::move(link));
+    }
+    ctx.addLink(handle);
     return handle;
 }
 
@@ -39,29 +42,36 @@ Result<std::shared_ptr<Link>> Link::fromHandle(CUlinkState s) {
 
 Status Link::destroy(CUlinkState s) {
     std::shared_ptr<Link> last;  // freed outside the lock
-    std::lock_guard lock(sessions().mutex);
-    auto it = sessions().byHandle.find(s);
-    if (it == sessions().byHandle.end()) return CUDA_ERROR_INVALID_HANDLE;
-    last = std::move(it->second);
-    sessions().byHandle.erase(it);
+    {
+        std::lock_guard lock(sessions().mutex);
+        auto it = sessions().byHandle.find(s);
+        if (it == sessions().byHandle.end()) return CUDA_ERROR_INVALID_HANDLE;
+        last = std::move(it->second);
+        sessions().byHandle.erase(it);
+    }
+    last->ctx_->removeLink(s);
     return kOk;
 }
 
-Status Link::add(CUjitInputType type, const void* data, size_t size, const char* name) {
+Status Link::add(int type, const void* data, size_t size, const char* name) {
     std::lock_guard lock(mutex_);
     return linker_->add(type, data, size, name);
 }
 
-Status Link::addFile(CUjitInputType type, const char* path) {
+Status Link::addFile(int type, const char* path) {
     std::lock_guard lock(mutex_);
     return linker_->addFile(type, path);
 }
 
 Status Link::complete(void** cubin, size_t* size) {
     std::lock_guard lock(mutex_);
+    // A link state completes once: libcuda 580 answers a second cuLinkComplete
+    // with CUDA_ERROR_INVALID_HANDLE (compat_probe misuse-link).
+    if (completed_) return CUDA_ERROR_INVALID_HANDLE;
     NVL_ASSIGN_OR_RETURN(const std::vector<uint8_t>* out, linker_->complete());
     *cubin = const_cast<uint8_t*>(out->data());
     *size = out->size();
+    completed_ = true;
     return kOk;
 }
 

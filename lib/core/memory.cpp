@@ -6,6 +6,8 @@
 #include <bit>
 
 #include "common/align.h"
+#include "core/call_scope.h"
+#include "core/context.h"
 #include "hw/driver.h"
 #include "hw/gpu.h"
 
@@ -36,6 +38,19 @@ std::optional<AllocationInfo> AddressMap::find(uint64_t addr) const {
     // A zero-byte window never matches; an address inside [base, base+size) does.
     if (addr - a.base < std::max<uint64_t>(a.size, 1)) return a;
     return std::nullopt;
+}
+
+std::optional<AllocationInfo> AddressMap::findInUse(uint64_t addr) const {
+    std::shared_lock lock(mutex_);
+    auto it = byBase_.upper_bound(addr);
+    if (it == byBase_.begin()) return std::nullopt;
+    --it;
+    const AllocationInfo& a = it->second;
+    if (addr - a.base >= std::max<uint64_t>(a.size, 1)) return std::nullopt;
+    // Under the lock the context is alive: its destroy removes its entries
+    // (removeContext) only after closing its gate and draining the passes.
+    if (a.context && !CallScope::use(*a.context)) return std::nullopt;
+    return a;
 }
 
 bool AddressMap::overlaps(uint64_t addr, uint64_t len) const {
@@ -115,6 +130,7 @@ void DeviceHeap::giveBack(Chunk& chunk, uint64_t va, uint64_t length) {
 Result<DeviceHeap::Chunk*> DeviceHeap::newChunk(uint64_t size, bool dedicated, bool cpuMapped) {
     hw::VideoMemoryOptions opts;
     opts.cpuMapped = cpuMapped;  // small-copy fast paths reach shared chunks through BAR1
+    opts.cpuMappingOptional = true;
     auto mem = gpu_.allocVideo(size, opts);
     if (!mem && mem.status().code() == CUDA_ERROR_OUT_OF_MEMORY) {
         // Give cached empty chunks back and try once more.

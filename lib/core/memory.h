@@ -50,6 +50,11 @@ public:
 
     // The allocation containing 'addr', if any.
     std::optional<AllocationInfo> find(uint64_t addr) const;
+    // The same, for a call that will use the memory (copy, fill, free): it
+    // then holds a pass through the owning context's gate (CallScope), so
+    // that the memory stays until it returns. Nothing when the context is
+    // being destroyed.
+    std::optional<AllocationInfo> findInUse(uint64_t addr) const;
     // Any allocation overlapping [addr, addr+len).
     bool overlaps(uint64_t addr, uint64_t len) const;
     // Gives the allocation its id.

@@ -135,22 +135,58 @@ Status setFunctionAttribute(const KernelInfo& k, const Device& dev, FunctionSett
 
 // ------------------------------------------------------------------ functions
 
-Function* Function::fromHandle(CUfunction f) { return HandleRegistry<Function>::get().find(f); }
-Module* Module::fromHandle(CUmodule m) { return HandleRegistry<Module>::get().find(m); }
+namespace {
 
-bool Function::loaded() const { return module_.loaded(); }
-bool Function::resident() const { return used_.load(std::memory_order_acquire) && module_.resident(); }
+template <class T, class Handle>
+T* pinned(Handle h) {
+    std::shared_ptr<T> p = HandleRegistry<T>::get().find(h);
+    T* raw = p.get();
+    CallScope::keep(std::move(p));
+    return raw;
+}
+
+// The launch path's description of a kernel of an image placed at 'base'.
+hw::KernelDescriptor describe(const loader::Kernel& k, uint64_t base, const hw::ComputeState& state) {
+    hw::KernelDescriptor d;
+    d.programVa = base + k.textOffset;
+    d.programBytes = static_cast<uint32_t>(k.textSize);
+    d.registers = k.registers;
+    d.barriers = std::max<uint32_t>(k.numBarriers, 1);
+    d.sharedWindowBytes = k.sharedWindowBytes;
+    // A kernel without EIATTR_PARAM_CBANK has no parameters: they would
+    // start after its bank 0, which holds at least the driver area.
+    d.paramBase = k.params.empty() && k.paramBytes == 0 ? std::max(k.paramBase, hw::Launch::driverAreaBytes(state))
+                                                        : k.paramBase;
+    d.cbuf0Bytes = std::max<uint32_t>(k.constBank0Bytes, d.paramBase + k.paramBytes);
+    d.userConstantsVa = 0;
+    for (const loader::ConstantBank& b : k.banks) {
+        d.banks.push_back({b.bank, base + b.imageOffset, static_cast<uint32_t>(b.size)});
+        if (b.bank == loader::kUserConstantBank) d.userConstantsVa = base + b.imageOffset;
+    }
+    return d;
+}
+
+}  // namespace
+
+Function* Function::fromHandle(CUfunction f) { return pinned<Function>(f); }
+Module* Module::fromHandle(CUmodule m) { return pinned<Module>(m); }
+
+bool Function::loaded() const { return module_->loaded(); }
+bool Function::resident() const { return used_.load(std::memory_order_acquire) && module_->resident(); }
 
 Status Function::ensureResident() {
-    NVL_TRY(module_.ensureResident());
+    NVL_TRY(module_->ensureResident());
     used_.store(true, std::memory_order_release);
     return kOk;
 }
 
 // ------------------------------------------------------------------ modules
 
-bool Module::loaded() const {
-    return loaded_.load(std::memory_order_acquire) && ctx_.active() && ctx_.generation() == generation_;
+bool Module::loaded() const { return isOpen() && ctx_->active() && ctx_->generation() == generation_; }
+
+std::vector<std::shared_ptr<Function>> Module::functions() const {
+    std::lock_guard lock(mutex_);
+    return functions_;
 }
 
 Result<Module*> Module::load(Context& ctx, loader::Image image, Library* owner, Placement placement) {
@@ -167,8 +203,13 @@ Result<Module*> Module::load(Context& ctx, loader::Image image, Library* owner, 
             return CUDA_ERROR_INVALID_IMAGE;
         std::memcpy(image.bytes.data() + image.devrtStateOffset, &state, sizeof state);
     }
-    auto* m = new Module(ctx, owner);
-    HandleRegistry<Module>::get().add(m);
+    // Parameters inside the driver area of constant bank 0 (or a bank 0 past
+    // 64 KiB) would make every launch write where it must not: a corrupt
+    // image, refused before anything is made of it.
+    const hw::ComputeState state = ctx.computeState();
+    for (const loader::Kernel& k : image.kernels)
+        if (!hw::Launch::acceptsKernel(describe(k, 0, state), state)) return CUDA_ERROR_INVALID_IMAGE;
+    std::shared_ptr<Module> m(new Module(ctx.shared_from_this(), owner));
     const Device& dev = ctx.device();
     m->generation_ = ctx.generation();
     m->placement_ = placement;
@@ -176,21 +217,33 @@ Result<Module*> Module::load(Context& ctx, loader::Image image, Library* owner, 
     m->binaryVersion_ = image.binaryVersion;
     for (const loader::Global& g : image.globals) m->globals_[g.name] = {g.imageOffset, g.size};
     for (loader::Kernel& k : image.kernels) {
-        auto* f = new Function(*m, std::move(k));
-        HandleRegistry<Function>::get().add(f);
+        std::shared_ptr<Function> f(new Function(m, std::move(k)));
         NVL_ASSIGN_OR_RETURN(uint32_t room, kernel_limits::defaultMaxDynamicShared(f->kernel_, dev));
         f->settings.maxDynamicSharedBytes = room;
-        m->functions_.push_back(f);
+        m->functions_.push_back(std::move(f));
     }
     image.kernels.clear();
     m->image_ = std::move(image);
+    // A failure from here on lets go of the module and its functions (they
+    // hold each other until unregister()).
+    struct Undo {
+        Module* m;
+        ~Undo() {
+            if (m) m->functions_.clear();
+        }
+    } undo{m.get()};
     if (moduleLoadingMode() == CU_MODULE_EAGER_LOADING) {
         std::lock_guard lock(m->mutex_);
         NVL_TRY(m->place());
-        for (Function* f : m->functions_) f->used_.store(true, std::memory_order_release);
+        for (const auto& f : m->functions_) f->used_.store(true, std::memory_order_release);
     }
-    m->loaded_.store(true, std::memory_order_release);
-    return m;
+    for (const auto& f : m->functions_) HandleRegistry<Function>::get().add(f);
+    undo.m = nullptr;
+    Module* raw = m.get();
+    m->open();
+    ctx.addModule(m);
+    HandleRegistry<Module>::get().add(std::move(m));
+    return raw;
 }
 
 Result<Module*> Module::loadData(Context& ctx, const void* data, loader::JitOptions& jit) {
@@ -218,8 +271,9 @@ Status Module::place() {
     loader::Image& image = image_;
     const uint64_t align = std::max<uint64_t>(image.alignment, 1);
     const uint64_t total = image.allocationBytes();
-    NVL_ASSIGN_OR_RETURN(DeviceHeap::Block block, placement_ == Placement::Alone ? ctx_.heap().allocAlone(total + align)
-                                                                                  : ctx_.heap().alloc(total + align));
+    Context& ctx = *ctx_;
+    NVL_ASSIGN_OR_RETURN(DeviceHeap::Block block, placement_ == Placement::Alone ? ctx.heap().allocAlone(total + align)
+                                                                                 : ctx.heap().alloc(total + align));
     const uint64_t base = alignUp(block.va, align);
     Status s = loader::relocate(image, base);
     if (s.ok() && block.cpuVisible) {
@@ -228,38 +282,24 @@ Status Module::place() {
         hw::writeBarrier();
     } else if (s.ok()) {
         // Large images live in memory the CPU does not map: the copy engine brings them.
-        s = uploadToDevice(ctx_, base, image.bytes.data(), image.bytes.size(), image.zeroFillBytes);
+        s = uploadToDevice(ctx, base, image.bytes.data(), image.bytes.size(), image.zeroFillBytes);
     }
     if (!s.ok()) {
-        ctx_.heap().free(block.va);
+        ctx.heap().free(block.va);
         return s;
     }
     base_ = block.va;
     cpuVisible_ = block.cpuVisible;
-    if (placement_ == Placement::Shared) ctx_.moduleResident();
+    if (placement_ == Placement::Shared) ctx.moduleResident();
 
-    const hw::ComputeState state = ctx_.computeState();
-    for (Function* f : functions_) {
-        const loader::Kernel& fk = f->kernel_;
-        hw::KernelDescriptor& d = f->descriptor_;
-        d.programVa = base + fk.textOffset;
-        d.programBytes = static_cast<uint32_t>(fk.textSize);
-        d.registers = fk.registers;
-        d.barriers = std::max<uint32_t>(fk.numBarriers, 1);
-        d.sharedWindowBytes = fk.sharedWindowBytes;
-        d.paramBase = fk.paramBase;
-        d.cbuf0Bytes = std::max<uint32_t>(fk.constBank0Bytes, fk.paramBase + fk.paramBytes);
-        d.banks.clear();
-        d.userConstantsVa = 0;
-        for (const loader::ConstantBank& b : fk.banks) {
-            d.banks.push_back({b.bank, base + b.imageOffset, static_cast<uint32_t>(b.size)});
-            if (b.bank == loader::kUserConstantBank) d.userConstantsVa = base + b.imageOffset;
-        }
-        f->qmd_ = hw::Launch::makeTemplate(d, state);
+    const hw::ComputeState state = ctx.computeState();
+    for (const auto& f : functions_) {
+        f->descriptor_ = describe(f->kernel_, base, state);
+        f->qmd_ = hw::Launch::makeTemplate(f->descriptor_, state);
     }
     for (auto& [name, g] : globals_)
-        AddressMap::get().insert({base + g.imageOffset, g.bytes, MemoryKind::ModuleGlobal, &ctx_, 0, cpuVisible_});
-    ctx_.noteNewCode();
+        AddressMap::get().insert({base + g.imageOffset, g.bytes, MemoryKind::ModuleGlobal, &ctx, 0, cpuVisible_});
+    ctx.noteNewCode();
     // The host copy is no longer needed.
     image_ = loader::Image{};
     resident_.store(true, std::memory_order_release);
@@ -274,30 +314,63 @@ Status Module::unload() {
 }
 
 Status Module::unloadNow() {
-    std::lock_guard lock(mutex_);
-    if (!loaded()) return CUDA_ERROR_INVALID_HANDLE;
-    // No new launch of its kernels from here on; those already submitted
-    // may still be running.
-    loaded_.store(false, std::memory_order_release);
-    image_ = loader::Image{};
-    if (!resident_.exchange(false, std::memory_order_acq_rel)) return kOk;
-    Status s = ctx_.noted(ctx_.synchronize());
-    for (auto& [name, g] : globals_) AddressMap::get().remove(base_ + g.imageOffset);
-    ctx_.heap().free(base_);
-    if (placement_ == Placement::Shared) ctx_.moduleGone();
+    // No new call gets in; those inside (launches among them) finish first.
+    if (!close()) return CUDA_ERROR_INVALID_HANDLE;
+    unregister();
+    Context& ctx = *ctx_;
+    Status s = kOk;
+    {
+        std::lock_guard lock(mutex_);
+        image_ = loader::Image{};
+        if (resident_.exchange(false, std::memory_order_acq_rel) && ctx.active() &&
+            ctx.generation() == generation_) {
+            // Launches already submitted may still run its code.
+            s = ctx.noted(ctx.synchronize());
+            for (auto& [name, g] : globals_) AddressMap::get().remove(base_ + g.imageOffset);
+            ctx.heap().free(base_);
+            if (placement_ == Placement::Shared) ctx.moduleGone();
+        }
+    }
+    ctx.removeModule(this);
     return s;
+}
+
+void Module::unregister() {
+    std::vector<std::shared_ptr<Function>> functions;  // freed outside the lock
+    {
+        std::lock_guard lock(mutex_);
+        functions.swap(functions_);
+    }
+    for (const auto& f : functions) HandleRegistry<Function>::get().remove(f.get());
+    HandleRegistry<Module>::get().remove(this);
+}
+
+void Module::forget() {
+    (void)close();
+    unregister();
+    std::lock_guard lock(mutex_);
+    image_ = loader::Image{};
+    resident_.store(false, std::memory_order_release);
 }
 
 Result<Function*> Module::function(const char* name) {
     if (!loaded()) return CUDA_ERROR_INVALID_HANDLE;
     if (!*name) return CUDA_ERROR_INVALID_VALUE;
-    for (Function* f : functions_) {
-        if (f->name() != name) continue;
-        // libcuda loads a function when it is looked up.
-        NVL_TRY(ctx_.noted(f->ensureResident()));
-        return f;
+    std::shared_ptr<Function> found;
+    {
+        std::lock_guard lock(mutex_);
+        for (const auto& f : functions_)
+            if (f->name() == name) {
+                found = f;
+                break;
+            }
     }
-    return CUDA_ERROR_NOT_FOUND;
+    if (!found) return CUDA_ERROR_NOT_FOUND;
+    // libcuda loads a function when it is looked up.
+    NVL_TRY(ctx_->noted(found->ensureResident()));
+    Function* raw = found.get();
+    CallScope::keep(std::move(found));
+    return raw;
 }
 
 Result<Module::GlobalRange> Module::global(const char* name) {
@@ -305,7 +378,7 @@ Result<Module::GlobalRange> Module::global(const char* name) {
     auto it = globals_.find(name);
     if (it == globals_.end()) {
         // libcuda: a kernel's name is the wrong kind of symbol, not a missing one.
-        for (Function* f : functions_)
+        for (const auto& f : functions())
             if (f->name() == name) return CUDA_ERROR_INVALID_VALUE;
         return CUDA_ERROR_NOT_FOUND;
     }

@@ -10,10 +10,13 @@
 // says it is loaded (cuFuncIsLoaded) once it was used in one of those ways,
 // as libcuda's do.
 //
-// Like contexts, Module and Function objects are never freed: unloading
-// releases the GPU memory (and the image) and leaves small shells, so stale
-// handles are answered with CUDA_ERROR_INVALID_HANDLE instead of being
-// dereferenced.
+// Lifetime (call_scope.h): Module and Function objects are owned by
+// std::shared_ptr (the handle registries, the context, a library, the calls
+// using them; a function keeps its module). A module's code is behind its
+// Gate: calls that launch its kernels or read it hold a pass; cuModuleUnload
+// closes the gate (later calls get CUDA_ERROR_INVALID_HANDLE), waits for the
+// passes in flight and the GPU, then frees the memory and lets the objects
+// go. Stale handles are not found: CUDA_ERROR_INVALID_HANDLE.
 #pragma once
 
 #include <atomic>
@@ -25,6 +28,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "core/call_scope.h"
 #include "hw/compute.h"
 #include "loader/image.h"
 #include "nvlite/cuda.h"
@@ -87,10 +91,11 @@ Status setFunctionAttribute(const KernelInfo& k, const Device& dev, FunctionSett
 
 class Function {
 public:
+    // The live function behind a handle (kept for the calling API call), or nullptr.
     static Function* fromHandle(CUfunction f);
     CUfunction handle() { return reinterpret_cast<CUfunction>(this); }
 
-    Module& module() const { return module_; }
+    Module& module() const { return *module_; }
     const std::string& name() const { return kernel_.name; }
     const loader::Kernel& kernel() const { return kernel_; }
     // The launch path's view: valid once the module is resident (ensureResident()).
@@ -129,16 +134,16 @@ public:
 
 private:
     friend class Module;
-    Function(Module& m, loader::Kernel k) : module_(m), kernel_(std::move(k)) {}
+    Function(std::shared_ptr<Module> m, loader::Kernel k) : module_(std::move(m)), kernel_(std::move(k)) {}
 
-    Module& module_;
+    std::shared_ptr<Module> module_;
     loader::Kernel kernel_;
     hw::KernelDescriptor descriptor_;
     hw::Qmd qmd_;
     std::atomic<bool> used_{false};
 };
 
-class Module {
+class Module : public Gate, public std::enable_shared_from_this<Module> {
 public:
     // Where a module's image goes in device memory: the context's heap, or an
     // allocation of its own (the built-in kernels: it never keeps a heap
@@ -152,10 +157,11 @@ public:
     // GPU, then load()s it. 'jit' carries cuModuleLoadDataEx's options.
     static Result<Module*> loadData(Context& ctx, const void* data, loader::JitOptions& jit);
     static Result<Module*> loadFile(Context& ctx, const char* path, loader::JitOptions& jit);
+    // The live module behind a handle (kept for the calling API call), or nullptr.
     static Module* fromHandle(CUmodule m);
     CUmodule handle() { return reinterpret_cast<CUmodule>(this); }
 
-    Context& context() const { return ctx_; }
+    Context& context() const { return *ctx_; }
     Library* library() const { return library_; }
     // Loaded, and its context alive in the activation it was loaded in.
     bool loaded() const;
@@ -166,14 +172,18 @@ public:
     // The image's PTX and SASS versions (major * 10 + minor).
     uint32_t ptxVersion() const { return ptxVersion_; }
     uint32_t binaryVersion() const { return binaryVersion_; }
-    // Frees the module's device memory (after the work using it finishes).
-    // CUDA_ERROR_NOT_PERMITTED for a library's module.
+    // cuModuleUnload: the handles go, then the device memory (after the
+    // calls and the GPU work using it finish). CUDA_ERROR_NOT_PERMITTED for
+    // a library's module; CUDA_ERROR_INVALID_HANDLE when another thread
+    // unloaded it first.
     Status unload();
+    // Its context is being destroyed (and frees the memory): the handles go.
+    void forget();
 
     // A function by name, loaded (lazy loading places the module now).
     Result<Function*> function(const char* name);
-    // Its kernels, in the image's order.
-    const std::vector<Function*>& functions() const { return functions_; }
+    // Its kernels, in the image's order (none once unloaded).
+    std::vector<std::shared_ptr<Function>> functions() const;
     struct GlobalRange {
         uint64_t address;
         uint64_t bytes;
@@ -183,20 +193,22 @@ public:
 
 private:
     friend class Library;
-    Module(Context& ctx, Library* owner) : ctx_(ctx), library_(owner) {}
+    Module(std::shared_ptr<Context> ctx, Library* owner) : ctx_(std::move(ctx)), library_(owner) {}
     Status place();
     Status unloadNow();
+    // Takes the module's and its functions' handles out of the registries
+    // and lets go of the functions (they keep the module, not it them).
+    void unregister();
 
-    Context& ctx_;
+    std::shared_ptr<Context> ctx_;
     Library* const library_;
-    std::atomic<bool> loaded_{false};
     std::atomic<bool> resident_{false};
     uint64_t generation_ = 0;  // the context's activation it lives in
-    std::mutex mutex_;
+    mutable std::mutex mutex_;  // placement; functions_ (cleared once the gate is closed)
     uint32_t ptxVersion_ = 0, binaryVersion_ = 0;
     loader::Image image_;  // until placed
     uint64_t base_ = 0;    // where the image lives (device heap)
-    std::vector<Function*> functions_;
+    std::vector<std::shared_ptr<Function>> functions_;
     struct GlobalInfo {
         uint64_t imageOffset;
         uint64_t bytes;

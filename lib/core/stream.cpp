@@ -3,9 +3,17 @@
 #include <atomic>
 
 #include "core/context.h"
+#include "core/handle_registry.h"
 #include "core/runtime.h"
 
 namespace nvl::core {
+
+Stream* Stream::fromHandle(const void* handle) {
+    std::shared_ptr<Stream> s = HandleRegistry<Stream>::get().find(handle);
+    Stream* raw = s.get();
+    CallScope::keep(std::move(s));
+    return raw;
+}
 
 void Dependencies::add(Point p) {
     if (!p.channel) return;

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 
 #include "common/status.h"
@@ -70,7 +71,12 @@ public:
     Stream(const Stream&) = delete;
     Stream& operator=(const Stream&) = delete;
 
+    // The live stream behind a handle (kept for the calling API call), or nullptr.
+    static Stream* fromHandle(const void* handle);
+
     Context& context() const { return ctx_; }
+    // A created stream keeps its context's object alive (not its resources).
+    void keepContext(std::shared_ptr<Context> c) { keep_ = std::move(c); }
     Kind kind() const { return kind_; }
     unsigned flags() const { return flags_; }
     int priority() const { return priority_; }
@@ -101,6 +107,7 @@ public:
                                     hw::Channel::Completion completion = hw::Channel::Completion::Channel,
                                     const Dependencies* extraSet = nullptr, Dependencies* waited = nullptr) {
         std::lock_guard lock(submitMutex_);
+        if (retired_) return CUDA_ERROR_INVALID_HANDLE;  // destroyed while this call ran
         Dependencies deps;
         collect(deps, extra);
         if (extraSet) deps.merge(*extraSet);
@@ -181,6 +188,12 @@ public:
         last_ = {};
         known_.clear();
     }
+    // cuStreamDestroy: no submission after this; returns the newest work.
+    Point retire() {
+        std::lock_guard lock(submitMutex_);
+        retired_ = true;
+        return last();
+    }
 
 private:
     static uint64_t newId();
@@ -199,6 +212,7 @@ private:
     }
 
     Context& ctx_;
+    std::shared_ptr<Context> keep_;
     const Kind kind_;
     const unsigned flags_;
     const int priority_;
@@ -208,6 +222,7 @@ private:
     // Lock order: submitMutex_, then the context's stream list, then any
     // stream's pointMutex_ (a leaf: held only to read or write last_).
     std::mutex submitMutex_;
+    bool retired_ = false;  // under submitMutex_
     mutable std::mutex pointMutex_;
     Point last_;
     Dependencies known_;

@@ -104,7 +104,7 @@ Status Channel::init(uint32_t hChannelGroup, uint32_t hContextShare, uint32_t en
     // With UVM owning the VA space, UVM maps the channel's context buffers
     // (graphics channels only; RM does it itself otherwise).
     if (gpu_.usesUvm() && engineType == nv::NV2080_ENGINE_TYPE_GRAPHICS) {
-        NVL_ASSIGN_OR_RETURN(uvmChannelVa_, gpu_.vaSpace().alloc(kUvmChannelVaSize, 2ull << 20));
+        NVL_ASSIGN_OR_RETURN(uvmChannelVa_, gpu_.vaSpace().alloc(kUvmChannelVaSize, 2ull << 20, VaSpace::Use::GpuOnly));
         NVL_TRY(gpu_.uvm().registerChannel(gpu_.uuid(), rm.ctlFd(), rm.handle(), object_.handle(), uvmChannelVa_,
                                            kUvmChannelVaSize));
         uvmRegistered_ = true;

@@ -85,12 +85,24 @@ uint32_t reciprocalBits(uint32_t n) {
     std::memcpy(&bits, &r, sizeof bits);
     return bits;
 }
+// First parameter byte of constant bank 0 (what compilers emit; EIATTR_PARAM_CBANK).
+constexpr uint32_t kParamBaseSm90 = 0x210;
+constexpr uint32_t kParamBaseSm70 = 0x160;
+constexpr uint32_t kSassVersionSm90 = 0x90;
 
 // Shared-memory carveouts of an sm_90 SM (KiB) and their QMD encoding (KiB / 4 + 1).
 constexpr uint32_t kCarveoutsKiB[] = {0, 8, 16, 32, 64, 100, 132, 164, 196, 228};
 constexpr uint32_t smConfig(uint32_t kib) { return kib / 4 + 1; }
 
 }  // namespace
+
+uint32_t Launch::driverAreaBytes(const ComputeState& s) {
+    return s.smVersion >= kSassVersionSm90 ? kParamBaseSm90 : kParamBaseSm70;
+}
+
+bool Launch::acceptsKernel(const KernelDescriptor& k, const ComputeState& s) {
+    return k.paramBase >= driverAreaBytes(s) && k.cbuf0Bytes >= k.paramBase && k.cbuf0Bytes <= kMaxConstantBankBytes;
+}
 
 uint32_t Launch::sharedBytes(const KernelDescriptor& k, uint32_t dynamicSharedBytes) {
     return static_cast<uint32_t>(alignUp(k.sharedWindowBytes + dynamicSharedBytes, kSharedGranularity));

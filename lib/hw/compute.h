@@ -27,7 +27,9 @@ struct KernelDescriptor {
     uint32_t registers = 0;
     uint32_t barriers = 1;
     uint32_t sharedWindowBytes = 0;  // static shared memory window, the SM's reserved part included
-    uint32_t paramBase = 0;   // where parameters start in constant bank 0
+    // Where parameters start in constant bank 0: at least driverAreaBytes()
+    // (acceptsKernel() checks it before a descriptor is used).
+    uint32_t paramBase = 0;
     uint32_t cbuf0Bytes = 0;  // constant bank 0: driver area and parameters
     std::vector<ConstantBankBinding> banks;  // module constant banks (not 0)
     // The generic address of the program's __constant__ data (constant bank
@@ -61,6 +63,16 @@ struct ComputeState {
 
 class Launch {
 public:
+    // Bytes of constant bank 0 before the parameters that belong to the
+    // launch (block and grid sizes, memory windows, ...): 0x210 on sm_90,
+    // 0x160 on sm_7x/sm_8x, where compilers place the first parameter.
+    static uint32_t driverAreaBytes(const ComputeState& s);
+    // Constant banks are at most 64 KiB.
+    static constexpr uint32_t kMaxConstantBankBytes = 64 * 1024;
+    // Whether a launch of 'k' can be written: its parameters start after the
+    // driver area and its constant bank 0 fits a bank. A kernel image that
+    // says otherwise is corrupt.
+    static bool acceptsKernel(const KernelDescriptor& k, const ComputeState& s);
     // The QMD fields that depend on the kernel only.
     static Qmd makeTemplate(const KernelDescriptor& k, const ComputeState& s);
     // Bytes of data-ring space one launch of 'k' takes (with geometry 'g').

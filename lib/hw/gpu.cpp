@@ -332,10 +332,17 @@ Result<std::unique_ptr<GpuMemory>> Gpu::allocVideo(size_t size, const VideoMemor
     NVL_ASSIGN_OR_RETURN(mem->object_, allocObject(rm, device_.handle(), nv::NV01_MEMORY_LOCAL_USER, &p));
     mem->size_ = bytes;
 
-    NVL_ASSIGN_OR_RETURN(mem->va_, vaSpace().alloc(bytes, kHugePage));
+    bool cpuMapped = opts.cpuMapped;
+    auto va = vaSpace().alloc(bytes, kHugePage, cpuMapped ? VaSpace::Use::CpuVisible : VaSpace::Use::GpuOnly);
+    if (!va.ok() && cpuMapped && opts.cpuMappingOptional && vaSpace().separateGpuOnly()) {
+        cpuMapped = false;
+        va = vaSpace().alloc(bytes, kHugePage, VaSpace::Use::GpuOnly);
+    }
+    if (!va.ok()) return va.status();
+    mem->va_ = *va;
     mem->vaReserved_ = true;
 
-    if (opts.cpuMapped) {
+    if (cpuMapped) {
         uint32_t flags = nv::NVOS33_FLAGS_CACHING_TYPE.value(nv::NVOS33_FLAGS_CACHING_TYPE_WRITECOMBINED);
         NVL_ASSIGN_OR_RETURN(mem->cpuMapping_,
                              rm.mapMemory(RmClient::MapVia::Device, info_.minor, device_.handle(), mem->object_.handle(), 0, bytes, flags,
@@ -350,6 +357,7 @@ Result<std::unique_ptr<GpuMemory>> Gpu::allocVideo(size_t size, const VideoMemor
 Result<std::unique_ptr<GpuMemory>> Gpu::allocHost(size_t size) {
     if (size == 0) return CUDA_ERROR_INVALID_VALUE;
     const size_t bytes = alignUp(size, hostPageSize());
+    if (bytes < size) return CUDA_ERROR_OUT_OF_MEMORY;  // no such amount of memory (SIZE_MAX)
     void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return osError(-errno, "mmap(host memory)");
     auto mem = describeHost(p, bytes, true);

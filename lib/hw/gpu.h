@@ -24,6 +24,10 @@ class VaSpace;
 struct VideoMemoryOptions {
     bool cpuMapped = false;   // also map through BAR1 at the same address
     bool contiguous = false;  // physically contiguous
+    // With cpuMapped: where no CPU-visible address is left (AddressSanitizer
+    // builds have few), take the memory without the CPU mapping (cpu() is
+    // null) instead of failing.
+    bool cpuMappingOptional = false;
 };
 
 struct FbUsage {

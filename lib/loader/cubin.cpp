@@ -10,6 +10,7 @@
 #include "loader/elf_file.h"
 #include "loader/kernel_info.h"
 #include "loader/layout.h"
+#include "loader/nv_info.h"
 #include "loader/relocation.h"
 
 namespace nvl::loader::cubin {
@@ -17,6 +18,22 @@ namespace nvl::loader::cubin {
 namespace {
 
 constexpr uint64_t kMaxImageBytes = 1ull << 30;
+// Limits no real cubin comes near: larger claims are corrupt images.
+constexpr uint64_t kMaxSections = 1u << 16;
+constexpr uint64_t kMaxSymbols = 1u << 22;
+constexpr uint64_t kMaxAlign = 1u << 16;
+constexpr uint64_t kMaxNobitsBytes = 1ull << 40;
+constexpr uint32_t kShtCudaInfo = 0x70000000;  // .nv.info sections
+// .nv.info attributes whose payload starts with a symbol index (nv_info.h).
+bool namesSymbol(uint8_t attribute) {
+    switch (attribute) {
+    case nvinfo::kParamCbank: case nvinfo::kFrameSize: case nvinfo::kMinStackSize: case nvinfo::kMaxStackSize:
+    case nvinfo::kRegcount:
+        return true;
+    default:
+        return false;
+    }
+}
 
 // .note.nv.cuinfo: owner "NVIDIA Corp", type 1000, desc {u16 version,
 // u16 virtual arch, u32 CUDA version}: 2, 90, 130 in nvcc 13 sm_90 output;
@@ -106,7 +123,72 @@ Status readRelocations(const ElfFile& elf, const Layout& layout, Image& image) {
     return kOk;
 }
 
+Status checkSection(const ElfFile& elf, const ElfSection& s) {
+    const size_t count = elf.sections().size();
+    if (s.link >= count) return CUDA_ERROR_INVALID_IMAGE;
+    if (s.align > kMaxAlign || (s.align & (s.align - 1)) != 0) return CUDA_ERROR_INVALID_IMAGE;
+    if (!hasFileBytes(s.type) && s.size > kMaxNobitsBytes) return CUDA_ERROR_INVALID_IMAGE;
+    if (s.type == SHT_STRTAB && !s.data.empty() && s.data.back() != 0) return CUDA_ERROR_INVALID_IMAGE;
+    if (s.type == SHT_SYMTAB && s.index != elf.symtabIndex()) return CUDA_ERROR_INVALID_IMAGE;  // one table only
+    if (s.type == SHT_REL || s.type == SHT_RELA) {
+        if (s.info == 0 || s.info >= count || s.link != elf.symtabIndex() || elf.symbols().empty())
+            return CUDA_ERROR_INVALID_IMAGE;
+        const ElfSection& target = *elf.section(s.info);
+        NVL_ASSIGN_OR_RETURN(auto entries, elf.relocations(s));
+        for (const ElfRelocation& r : entries) {
+            if (r.type == reloc::kNone) continue;
+            if (!hasFileBytes(target.type) || r.symbol >= elf.symbols().size()) return CUDA_ERROR_INVALID_IMAGE;
+            // Types the loader does not apply still patch at least a byte.
+            const uint32_t width = std::max<uint32_t>(reloc::patchWidth(r.type), 1);
+            if (!inBounds(target.relative(r.offset), width, target.size)) return CUDA_ERROR_INVALID_IMAGE;
+        }
+    }
+    if (s.type == kShtCudaInfo) {
+        if (s.info >= count) return CUDA_ERROR_INVALID_IMAGE;
+        NVL_ASSIGN_OR_RETURN(auto records, nvinfo::parse(s.data));
+        for (const nvinfo::Record& r : records) {
+            uint32_t sym;
+            if (r.format == nvinfo::kSval && namesSymbol(r.attribute) &&
+                (!nvinfo::word(r, 0, &sym) || sym >= elf.symbols().size()))
+                return CUDA_ERROR_INVALID_IMAGE;
+        }
+    }
+    return kOk;
+}
+
+Status checkSymbol(const ElfFile& elf, const ElfSymbol& sym) {
+    if (sym.section == SHN_UNDEF || sym.section == SHN_ABS || sym.section == SHN_COMMON) return kOk;
+    if (sym.section >= elf.sections().size()) return CUDA_ERROR_INVALID_IMAGE;  // SHN_XINDEX included
+    const ElfSection& home = *elf.section(sym.section);
+    if (sym.type == STT_SECTION) return kOk;
+    // Code and data are inside their section; symbols of memory that only
+    // exists at run time (shared, local, uninitialised global) may sit
+    // after the part the section covers (shared variables after the block's
+    // reserved bytes), within reason.
+    if (home.type == SHT_PROGBITS) {
+        if (!inBounds(home.relative(sym.value), sym.size, home.size)) return CUDA_ERROR_INVALID_IMAGE;
+    } else if (!inBounds(home.relative(sym.value), sym.size, kMaxNobitsBytes)) {
+        return CUDA_ERROR_INVALID_IMAGE;
+    }
+    return kOk;
+}
+
 }  // namespace
+
+Status validate(const ElfFile& elf) {
+    if (elf.sections().size() > kMaxSections || elf.symbols().size() > kMaxSymbols) return CUDA_ERROR_INVALID_IMAGE;
+    for (const ElfSection& s : elf.sections())
+        if (s.index != 0) NVL_TRY(checkSection(elf, s));
+    for (const ElfSymbol& sym : elf.symbols()) NVL_TRY(checkSymbol(elf, sym));
+    return kOk;
+}
+
+Status validate(Bytes bytes) {
+    NVL_ASSIGN_OR_RETURN(Header h, readHeader(bytes));
+    if (h.type != ET_EXEC && h.type != ET_REL) return CUDA_ERROR_INVALID_IMAGE;
+    NVL_ASSIGN_OR_RETURN(auto elf, ElfFile::open(bytes));
+    return validate(*elf);
+}
 
 Result<Header> readHeader(Bytes elf) {
     if (elf.size() < sizeof(Elf64_Ehdr) || std::memcmp(elf.data(), ELFMAG, SELFMAG) != 0)
@@ -145,7 +227,7 @@ Result<size_t> measure(const uint8_t* p) {
     for (uint32_t i = 0; i < eh.e_shnum; ++i) {
         Elf64_Shdr sh;
         std::memcpy(&sh, p + eh.e_shoff + uint64_t{i} * sizeof sh, sizeof sh);
-        if (sh.sh_type != SHT_NOBITS && !extend(sh.sh_offset, 1, sh.sh_size)) return CUDA_ERROR_INVALID_IMAGE;
+        if (hasFileBytes(sh.sh_type) && !extend(sh.sh_offset, 1, sh.sh_size)) return CUDA_ERROR_INVALID_IMAGE;
     }
     return static_cast<size_t>(end);
 }
@@ -154,6 +236,7 @@ Result<Image> parse(Bytes bytes) {
     NVL_ASSIGN_OR_RETURN(Header h, readHeader(bytes));
     if (h.type != ET_EXEC) return CUDA_ERROR_INVALID_IMAGE;
     NVL_ASSIGN_OR_RETURN(auto elf, ElfFile::open(bytes));
+    NVL_TRY(validate(*elf));
     Image image;
     image.smVersion = image.binaryVersion = h.sm;
     NVL_ASSIGN_OR_RETURN(Layout layout, layOut(*elf, image));

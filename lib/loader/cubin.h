@@ -5,6 +5,7 @@
 
 #include "common/status.h"
 #include "loader/bytes.h"
+#include "loader/elf_file.h"
 #include "loader/image.h"
 
 namespace nvl::loader::cubin {
@@ -21,6 +22,14 @@ struct Header {
 // that fits, and reads the architecture from e_flags (bits 8..15 on ELF ABI
 // version 8, CUDA 12.8+/13; bits 0..7, virtual arch in bits 16..23, before).
 Result<Header> readHeader(Bytes elf);
+
+// Checks the structure of a cubin, executable or relocatable, before anyone
+// else reads it (nvJitLink among them): the header, every section's range,
+// links and alignment, the string tables, every symbol's section and range,
+// every relocation's symbol and place, the .nv.info records and the symbols
+// they name. CUDA_ERROR_INVALID_IMAGE when anything is off.
+Status validate(Bytes elf);
+Status validate(const ElfFile& elf);
 
 // Parses an executable cubin (ET_EXEC) into an unrelocated Image. Every
 // offset, size and index is validated: a corrupt image gives

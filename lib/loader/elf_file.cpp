@@ -3,6 +3,8 @@
 #include <gelf.h>
 #include <libelf.h>
 
+static_assert(nvl::loader::kShtNobits == SHT_NOBITS);
+
 namespace nvl::loader {
 
 Result<std::unique_ptr<ElfFile>> ElfFile::open(Bytes bytes) {
@@ -58,7 +60,7 @@ Status ElfFile::load() {
         s.link = sh.sh_link;
         s.info = sh.sh_info;
         if (i == 0) continue;
-        if (s.type != SHT_NOBITS) {
+        if (hasFileBytes(s.type)) {
             if (!inBounds(sh.sh_offset, sh.sh_size, fileSize)) return CUDA_ERROR_INVALID_IMAGE;
             s.data = file.subspan(sh.sh_offset, sh.sh_size);
         }

@@ -1,5 +1,6 @@
 // A validated view of an ELF64 image through libelf: sections with their
-// names and bytes, symbols, relocation entries. Nothing here knows CUDA.
+// names and bytes, symbols, relocation entries. Of CUDA it knows only which
+// sections have no bytes in the file.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,17 @@ struct Elf;  // libelf
 
 namespace nvl::loader {
 
+// Relocatable cubins give uninitialised globals and shared memory section
+// types of their own (SHT_CUDA_GLOBAL, SHT_CUDA_SHARED in the public
+// section-type table of cubin tools); like SHT_NOBITS they occupy no bytes of
+// the file. Executable cubins use SHT_NOBITS.
+inline constexpr uint32_t kShtNobits = 8;  // SHT_NOBITS (elf.h, not included here)
+inline constexpr uint32_t kShtCudaGlobal = 0x70000007;
+inline constexpr uint32_t kShtCudaShared = 0x7000000a;
+inline bool hasFileBytes(uint32_t sectionType) {
+    return sectionType != kShtNobits && sectionType != kShtCudaGlobal && sectionType != kShtCudaShared;
+}
+
 struct ElfSection {
     uint32_t index = 0;
     std::string name;
@@ -23,7 +35,7 @@ struct ElfSection {
     uint64_t size = 0;       // sh_size (also for SHT_NOBITS)
     uint64_t align = 0;      // sh_addralign (0 or 1: none)
     uint32_t link = 0, info = 0;
-    Bytes data;              // the section's bytes; empty for SHT_NOBITS
+    Bytes data;              // the section's bytes; empty without file bytes (hasFileBytes)
 
     // Offset of 'value' (a symbol value or r_offset) inside the section: the
     // value itself, or value - sh_addr when the section has an address.
@@ -54,6 +66,8 @@ public:
     ElfFile(const ElfFile&) = delete;
     ElfFile& operator=(const ElfFile&) = delete;
 
+    // Bytes of the image.
+    size_t size() const { return buffer_.size(); }
     const std::vector<ElfSection>& sections() const { return sections_; }
     const ElfSection* section(uint32_t index) const {
         return index < sections_.size() ? &sections_[index] : nullptr;

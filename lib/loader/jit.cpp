@@ -1,9 +1,12 @@
 #include "loader/jit.h"
 
+#include <atomic>
+#include <cstdlib>
 #include <string>
 
 #include "common/clock.h"
 #include "common/trace.h"
+#include "loader/jit_process.h"
 #include "loader/nvjitlink.h"
 #include "loader/ptx_compat.h"
 
@@ -16,28 +19,58 @@ constexpr char kNoCompiler[] =
 
 float millisecondsSince(uint64_t t0Ns) { return static_cast<float>(monotonicNs() - t0Ns) / 1e6f; }
 
-// One nvJitLink run over a single input.
+std::atomic<bool> jitDisabled{false};
+
+// One nvJitLink session over a single input, in a worker process.
 Result<std::vector<uint8_t>> runOne(nvjitlink::InputType type, const void* data, size_t size, uint32_t gpuSm,
                                     JitOptions& jit) {
+    if (jitDisabled.load(std::memory_order_relaxed)) return CUDA_ERROR_JIT_COMPILER_NOT_FOUND;
     const uint64_t t0 = monotonicNs();
+    const bool ptx = type == nvjitlink::kPtx;
     JitTarget target = jitTarget(jit, gpuSm);
-    auto session = nvjitlink::Session::create(nvJitLinkArguments(jit, target.sm, target.archSpecific));
+    auto session = jitproc::Session::create(nvJitLinkArguments(jit, target.sm, target.archSpecific),
+                                            jitLimits(size, ptx));
     if (!session.ok()) {
         publish(jit, "", session.status().code() == CUDA_ERROR_JIT_COMPILER_NOT_FOUND ? kNoCompiler : "", 0);
         return session.status();
     }
-    int rc = (*session)->addData(type, data, size, "nvlite-module");
-    if (rc == nvjitlink::kSuccess) rc = (*session)->complete();
-    std::string info = (*session)->infoLog(), error = (*session)->errorLog();
-    publish(jit, info, error, millisecondsSince(t0));
-    if (rc != nvjitlink::kSuccess) {
-        if (trace::driver()) trace::print("loader: nvJitLink failed (%d): %s", rc, error.c_str());
-        return jitError(rc, error, type == nvjitlink::kPtx);
+    jitproc::Reply r = (*session)->add(type, data, size, "nvlite-module");
+    if (r.rc == nvjitlink::kSuccess) r = (*session)->complete();
+    publish(jit, r.info, r.error, millisecondsSince(t0));
+    if (r.rc != nvjitlink::kSuccess) {
+        if (trace::driver()) trace::print("loader: nvJitLink failed (%d): %s", r.rc, r.error.c_str());
+        return jitError(r.rc, r.error, ptx);
     }
-    return (*session)->linkedCubin();
+    if (r.cubin.empty()) return CUDA_ERROR_INVALID_IMAGE;
+    return std::move(r.cubin);
+}
+
+double envNumber(const char* name, double fallback) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return fallback;
+    char* end = nullptr;
+    const double d = std::strtod(v, &end);
+    return end != v && d > 0 ? d : fallback;
 }
 
 }  // namespace
+
+void setJitDisabledForTesting(bool disabled) { jitDisabled.store(disabled, std::memory_order_relaxed); }
+bool jitDisabledForTesting() { return jitDisabled.load(std::memory_order_relaxed); }
+
+jitproc::Limits jitLimits(uint64_t inputBytes, bool compiles) {
+    // Compiling PTX takes its time (big kernels: minutes); linking cubins is
+    // quick. Generous for real inputs, short for the corrupt ones that keep
+    // nvJitLink busy forever.
+    constexpr double kMiB = 1 << 20;
+    const double mib = static_cast<double>(inputBytes) / kMiB;
+    jitproc::Limits l;
+    l.seconds = compiles ? 60 + 60 * mib : 10 + 10 * mib;
+    l.memoryBytes = (8ull << 30) + 32 * inputBytes;
+    l.seconds = envNumber("NVLITE_JIT_TIME_LIMIT", l.seconds);
+    l.memoryBytes = static_cast<uint64_t>(envNumber("NVLITE_JIT_MEMORY_LIMIT", static_cast<double>(l.memoryBytes) / kMiB) * kMiB);
+    return l;
+}
 
 JitTarget jitTarget(const JitOptions& jit, uint32_t gpuSm) {
     if (jit.targetSm) return {jit.targetSm, jit.targetArchSpecific};
@@ -59,6 +92,8 @@ CUresult jitError(int rc, std::string_view errorLog, bool ptxInput) {
     case nvjitlink::kMissingFatbin: case nvjitlink::kFinalize:
         return ptxInput ? CUDA_ERROR_INVALID_PTX : CUDA_ERROR_INVALID_IMAGE;
     case nvjitlink::kNvvmCompile: return CUDA_ERROR_INVALID_IMAGE;
+    // The worker crashed, ran out of time or memory: the input is what it could not take.
+    case jitproc::kWorkerFailed: return ptxInput ? CUDA_ERROR_INVALID_PTX : CUDA_ERROR_INVALID_IMAGE;
     default: return CUDA_ERROR_UNKNOWN;
     }
 }

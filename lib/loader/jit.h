@@ -8,6 +8,7 @@
 
 #include "common/status.h"
 #include "loader/bytes.h"
+#include "loader/jit_process.h"
 #include "loader/jit_options.h"
 
 namespace nvl::loader {
@@ -31,7 +32,18 @@ Result<std::vector<uint8_t>> compilePtx(std::string_view ptx, uint32_t gpuSm, Ji
 // libcuda also accepts in cuModuleLoadData.
 Result<std::vector<uint8_t>> linkRelocatable(Bytes cubin, uint32_t gpuSm, JitOptions& jit);
 
-// CUresult for a failed nvJitLink call.
+// What a worker may use for a call on 'inputBytes' of input that compiles
+// (PTX, LTO-IR) or only links: 60 s + 60 s per MiB to compile, 10 s + 10 s
+// per MiB to link, 8 GiB + 32 bytes per input byte of address space.
+// NVLITE_JIT_TIME_LIMIT (seconds) and NVLITE_JIT_MEMORY_LIMIT (MiB) replace them.
+jitproc::Limits jitLimits(uint64_t inputBytes, bool compiles);
+
+// Fuzzing: with true, every compile and link answers
+// CUDA_ERROR_JIT_COMPILER_NOT_FOUND at once (no worker is started).
+void setJitDisabledForTesting(bool disabled);
+bool jitDisabledForTesting();
+
+// CUresult for a failed nvJitLink call (or a failed worker: jitproc::kWorkerFailed).
 CUresult jitError(int nvJitLinkResult, std::string_view errorLog, bool ptxInput);
 
 }  // namespace nvl::loader

@@ -16,6 +16,7 @@ constexpr uint32_t kShtCudaConstantB0 = 0x70000064, kShtCudaConstantB17 = 0x7000
 constexpr uint64_t kMaxAlign = 1 << 16;
 constexpr uint64_t kMaxBytes = 1ull << 31;      // stored part of an image
 constexpr uint64_t kMaxZeroFill = 1ull << 40;   // __device__ data without initialiser
+constexpr uint64_t kMaxPadding = 1ull << 20;     // alignment between stored sections, beyond the file's size
 
 
 Placement classify(const ElfSection& s) {
@@ -74,6 +75,10 @@ Result<Layout> layOut(const ElfFile& elf, Image& image) {
         }
     }
     uint64_t stored = alignUp(cursor + kCodeSlack, kDataAlign);
+    // What is stored comes from the file, with some alignment between
+    // sections: far more than the file is alignment claims of a corrupt image
+    // (65535 sections aligned to 64 KiB would take 4 GiB from a 4 MiB file).
+    if (stored > 2 * uint64_t{elf.size()} + kMaxPadding) return CUDA_ERROR_INVALID_IMAGE;
 
     // Zero-filled sections follow the stored bytes and are not stored.
     uint64_t end = stored;

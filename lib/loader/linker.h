@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "common/status.h"
@@ -13,8 +14,7 @@
 
 namespace nvl::loader {
 
-namespace nvjitlink { class Session; }
-class SessionThread;
+namespace jitproc { class Session; }
 
 class Linker {
 public:
@@ -26,31 +26,34 @@ public:
     ~Linker();
 
     // cuLinkAddData: CUDA_ERROR_INVALID_VALUE for an unknown type or no data;
-    // CUDA_ERROR_INVALID_PTX / INVALID_IMAGE when nvJitLink rejects the input.
+    // CUDA_ERROR_INVALID_PTX / INVALID_IMAGE when nvlite's checks
+    // (input_check.h) or nvJitLink reject the input.
     // Per-input CU_JIT_* options of cuLinkAddData are not supported by
     // nvJitLink and are ignored by the caller.
-    Status add(CUjitInputType type, const void* data, size_t size, const char* name);
-    // cuLinkAddFile: CUDA_ERROR_FILE_NOT_FOUND when the file cannot be read.
-    Status addFile(CUjitInputType type, const char* path);
+    Status add(int type, const void* data, size_t size, const char* name);
+    // cuLinkAddFile: the file read by nvlite (readInputFile), then add().
+    // CUDA_ERROR_FILE_NOT_FOUND when the file cannot be read.
+    Status addFile(int type, const char* path);
     // cuLinkComplete: links and keeps the cubin (valid until the Linker goes).
     Result<const std::vector<uint8_t>*> complete();
     // The options with what the session wrote back (logs, wall time).
     const JitOptions& options() const { return jit_; }
 
 private:
-    Linker();
-    Status failed(int rc, bool ptxInput);
+    Linker() = default;
+    Status failed(int rc, const std::string& info, const std::string& error, bool ptxInput);
 
     JitOptions jit_;
-    // nvJitLink 13.0 crashes (heap corruption) when a handle that took PTX is
-    // completed or destroyed on another thread than the one that added it,
-    // and cuLink* calls may come from any thread: every call of the session
-    // runs on this thread of its own.
-    std::unique_ptr<SessionThread> thread_;
-    std::unique_ptr<nvjitlink::Session> session_;
+    // The nvJitLink session, in a worker process (jit_process.h): a
+    // single-threaded one, so every call of the session runs on the same
+    // thread whichever thread calls (nvJitLink 13.0 corrupts its heap
+    // otherwise).
+    std::unique_ptr<jitproc::Session> session_;
     std::vector<uint8_t> cubin_;
     bool completed_ = false;
     double startMs_ = 0;
+    uint64_t inputBytes_ = 0;  // so far: the limits grow with them
+    bool compiles_ = false;    // PTX or LTO-IR among the inputs
 };
 
 }  // namespace nvl::loader

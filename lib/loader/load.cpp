@@ -2,7 +2,7 @@
 // the fatbin selector or the PTX JIT.
 #include <elf.h>
 
-#include <cstdio>
+
 #include <cstring>
 #include <new>
 #include <string_view>
@@ -11,6 +11,7 @@
 #include "loader/cubin.h"
 #include "loader/fatbin.h"
 #include "loader/image.h"
+#include "loader/input_check.h"
 #include "loader/jit.h"
 
 namespace nvl::loader {
@@ -19,8 +20,7 @@ namespace {
 
 enum class Format { Elf, Fatbin, Wrapper, Text };
 
-constexpr size_t kWrapperBytes = 16;  // {u32 magic, u32 version, const void* data}, then more we do not need
-constexpr size_t kMaxFileBytes = size_t{1} << 31;
+// The wrapper: {u32 magic, u32 version, const void* data}, then more we do not need.
 
 // Reads the magic byte by byte so that a short PTX string is not read past
 // its NUL when the size is unknown.
@@ -42,20 +42,14 @@ Format detect(const uint8_t* p, size_t size) {
     return Format::Text;
 }
 
-// PTX is text: anything with other control characters is not an image we know.
-bool looksLikeText(std::string_view s) {
-    if (s.empty()) return false;
-    for (unsigned char c : s)
-        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v') return false;
-    return true;
-}
-
 // SASS for sm_XY runs on X.Z for Z >= Y (the same major).
 bool runsOn(uint32_t binarySm, uint32_t gpuSm) { return binarySm / 10 == gpuSm / 10 && binarySm <= gpuSm; }
 
 Result<Image> fromCubin(Bytes elf, uint32_t sm, JitOptions& jit) {
     NVL_ASSIGN_OR_RETURN(cubin::Header h, cubin::readHeader(elf));
     if (h.type == ET_REL) {
+        // nvJitLink trusts what it reads: nothing reaches it unchecked.
+        NVL_TRY(cubin::validate(elf));
         if (trace::driver()) trace::print("loader: relocatable cubin, linking it with nvJitLink");
         NVL_ASSIGN_OR_RETURN(auto linked, linkRelocatable(elf, sm, jit));
         return cubin::parse(linked);
@@ -87,8 +81,7 @@ Result<Image> fromFatbin(Bytes container, uint32_t sm, JitOptions& jit) {
 }
 
 // The container a __fatBinC_Wrapper_t points to (an ELF there is accepted too).
-Result<Image> fromWrapper(const uint8_t* p, size_t size, uint32_t sm, JitOptions& jit) {
-    if (size != kUnknownSize && size < kWrapperBytes) return CUDA_ERROR_INVALID_IMAGE;
+Result<Image> fromWrapper(const uint8_t* p, uint32_t sm, JitOptions& jit) {
     uint32_t version = readLe<uint32_t>(p + 4);
     const uint8_t* inner = reinterpret_cast<const uint8_t*>(readLe<uintptr_t>(p + 8));
     if ((version != 1 && version != 2) || !inner) return CUDA_ERROR_INVALID_IMAGE;
@@ -106,7 +99,9 @@ Result<Image> fromWrapper(const uint8_t* p, size_t size, uint32_t sm, JitOptions
 
 Result<Image> dispatch(const uint8_t* p, size_t size, uint32_t sm, JitOptions& jit) {
     Format f = detect(p, size);
-    if (f == Format::Wrapper) return fromWrapper(p, size, sm, jit);
+    // The wrapper holds a pointer: it is something a program has in memory
+    // (cuModuleLoadFatBinary), never the contents of a file.
+    if (f == Format::Wrapper) return size == kUnknownSize ? fromWrapper(p, sm, jit) : CUDA_ERROR_INVALID_IMAGE;
     if (size == kUnknownSize) {
         switch (f) {
         case Format::Elf: { NVL_ASSIGN_OR_RETURN(size, cubin::measure(p)); break; }
@@ -144,17 +139,12 @@ Result<Image> load(const void* data, size_t size, uint32_t smMajor, uint32_t smM
 Result<Image> loadFile(const char* path, uint32_t smMajor, uint32_t smMinor, JitOptions& jit) {
     try {
         if (!path) return CUDA_ERROR_INVALID_VALUE;
-        std::FILE* f = std::fopen(path, "rb");
-        if (!f) return CUDA_ERROR_FILE_NOT_FOUND;
-        std::vector<uint8_t> bytes;
-        uint8_t chunk[65536];
-        size_t n;
-        while ((n = std::fread(chunk, 1, sizeof chunk, f)) > 0 && bytes.size() <= kMaxFileBytes)
-            bytes.insert(bytes.end(), chunk, chunk + n);
-        bool failed = std::ferror(f) != 0;
-        std::fclose(f);
-        if (failed) return CUDA_ERROR_FILE_NOT_FOUND;
-        if (bytes.size() > kMaxFileBytes) return CUDA_ERROR_INVALID_IMAGE;
+        NVL_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, readInputFile(path));
+        // PTX that ended at a NUL: the text before it.
+        if (detect(bytes.data(), bytes.size()) == Format::Text) {
+            if (const void* nul = std::memchr(bytes.data(), 0, bytes.size()))
+                bytes.resize(static_cast<const uint8_t*>(nul) - bytes.data());
+        }
         if (bytes.empty()) return CUDA_ERROR_INVALID_IMAGE;
         return load(bytes.data(), bytes.size(), smMajor, smMinor, jit);
     } catch (const std::bad_alloc&) {

@@ -90,6 +90,8 @@ struct Session::Handle {
     void* h;
 };
 
+bool preload() { return api() != nullptr; }
+
 void setLibraryPathForTesting(const char* path) {
     std::lock_guard lock(gMutex);
     gUseOverride = path != nullptr;

@@ -61,6 +61,9 @@ private:
     Handle* handle_ = nullptr;
 };
 
+// Loads the library now (where it is found); false when there is none.
+bool preload();
+
 // Tests only: load the library from exactly this path from now on ("" or a
 // missing file makes the JIT unavailable); nullptr restores the search.
 void setLibraryPathForTesting(const char* path);

@@ -193,6 +193,52 @@ static void test_create_versions(void **state) {
     assert_null(current());
 }
 
+/* Execution affinity and CIG misuse, answered as libcuda 580 answers them
+ * (tests/compat/expected/libcuda_misuse.txt): a count without its array is an
+ * argument error, a count of 0 or less asks for nothing, any affinity is
+ * unsupported; CIG without data is an argument error, with affinity too
+ * NOT_SUPPORTED. */
+static void test_create_affinity_misuse(void **state) {
+    (void)state;
+    CUcontext c = NULL;
+    CUexecAffinityParam aff;
+    memset(&aff, 0, sizeof aff);
+    aff.type = CU_EXEC_AFFINITY_TYPE_SM_COUNT;
+    aff.param.smCount.val = 7;
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuCtxCreate_v3(&c, NULL, 5, 0, 0));
+    assert_cu(CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY, cuCtxCreate_v3(&c, &aff, 1, 0, 0));
+    const int none[] = {-1, 0};
+    for (unsigned i = 0; i < 2; ++i) {
+        assert_cu_ok(cuCtxCreate_v3(&c, &aff, none[i], 0, 0));
+        track(c);
+        destroy(c);
+        assert_cu_ok(cuCtxCreate_v3(&c, NULL, none[i], 0, 0));
+        track(c);
+        destroy(c);
+    }
+    CUctxCreateParams params;
+    memset(&params, 0, sizeof params);
+    params.numExecAffinityParams = 5;
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuCtxCreate_v4(&c, &params, 0, 0));
+    params.numExecAffinityParams = -3;
+    assert_cu_ok(cuCtxCreate_v4(&c, &params, 0, 0));
+    track(c);
+    destroy(c);
+    params.execAffinityParams = &aff;
+    params.numExecAffinityParams = 1;
+    assert_cu(CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY, cuCtxCreate_v4(&c, &params, 0, 0));
+    CUctxCigParam cig;
+    memset(&cig, 0, sizeof cig);
+    params.cigParams = &cig;
+    assert_cu(CUDA_ERROR_NOT_SUPPORTED, cuCtxCreate_v4(&c, &params, 0, 0));
+    params.execAffinityParams = NULL;
+    params.numExecAffinityParams = 0;
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuCtxCreate_v4(&c, &params, 0, 0));
+    cig.sharedDataType = CIG_DATA_TYPE_NV_BLOB;
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuCtxCreate_v4(&c, &params, 0, 0));
+    assert_null(current());
+}
+
 static void test_create_then_query(void **state) {
     (void)state;
     CUcontext c = create(0);
@@ -668,6 +714,7 @@ int main(void) {
         CTX_TEST(test_create_bad_arguments),
         CTX_TEST(test_create_valid_flags),
         CTX_TEST(test_create_versions),
+        CTX_TEST(test_create_affinity_misuse),
         CTX_TEST(test_create_then_query),
         CTX_TEST(test_two_contexts_are_distinct),
         CTX_TEST(test_push_pop),

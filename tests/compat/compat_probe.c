@@ -451,6 +451,8 @@ static double seconds(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static double seconds_now(void) { return seconds(); }
+
 static const char* sname(CUstream s) {
     return s == NULL ? "NULL" : s == CU_STREAM_LEGACY ? "LEGACY" : s == CU_STREAM_PER_THREAD ? "PER_THREAD" : "created";
 }
@@ -911,13 +913,543 @@ static void streams_launch_blocking(void) {
     P("LB: cuCtxDestroy", cuCtxDestroy(ctx));
 }
 
+/* ------------------------------------------------------------------ misuse */
+
+/* Issue 9's misuse answers: each part runs in a child process of its own
+ * (misuse-<part>) under an alarm, because libcuda may crash, stall or be left
+ * unusable by them. The parent prints how each child ended. */
+
+static void run_child(const char* section, unsigned seconds) {
+    fflush(stdout);
+    double t0 = seconds_now();
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(seconds);
+        execl("/proc/self/exe", "compat_probe", section, (char*)NULL);
+        _exit(127);
+    }
+    int status = -1;
+    if (pid > 0) waitpid(pid, &status, 0);
+    char label[96];
+    snprintf(label, sizeof label, "%s child", section);
+    if (WIFEXITED(status))
+        printf("%-*s => exit %d\n", PROBE_WIDTH, label, WEXITSTATUS(status));
+    else
+        printf("%-*s => signal %d (after %.0f s)\n", PROBE_WIDTH, label, WIFSIGNALED(status) ? WTERMSIG(status) : -1,
+               seconds_now() - t0);
+}
+
+static void misuse(void) {
+    run_child("misuse-ctxcreate", 60);
+    run_child("misuse-sizes", 60);
+    run_child("misuse-link", 120);
+    run_child("misuse-destroyed-current", 60);
+    run_child("misuse-destroyed-objects", 60);
+    run_child("misuse-images", 120);
+    run_child("misuse-devzero", 60);
+}
+
+/* cuCtxCreate_v3/_v4 affinity and CIG arguments. */
+static void misuse_ctxcreate(void) {
+    CUcontext c = NULL;
+    CUresult r;
+    CUexecAffinityParam aff[5];
+    memset(aff, 0, sizeof aff);
+    aff[0].type = CU_EXEC_AFFINITY_TYPE_SM_COUNT;
+    aff[0].param.smCount.val = 1;
+    CUctxCreateParams cp;
+#define V4(label, arr, n, cig)                                              \
+    do {                                                                    \
+        memset(&cp, 0, sizeof cp);                                          \
+        cp.execAffinityParams = (arr);                                      \
+        cp.numExecAffinityParams = (n);                                     \
+        cp.cigParams = (cig);                                               \
+        c = NULL;                                                           \
+        P(label, (r = cuCtxCreate(&c, &cp, 0, 0)));                         \
+        if (r == CUDA_SUCCESS && c) cuCtxDestroy(c);                        \
+    } while (0)
+#define V3(label, arr, n)                                                   \
+    do {                                                                    \
+        c = NULL;                                                           \
+        P(label, (r = cuCtxCreate_v3(&c, (arr), (n), 0, 0)));               \
+        if (r == CUDA_SUCCESS && c) cuCtxDestroy(c);                        \
+    } while (0)
+    V4("v4 affinity NULL, count 5", NULL, 5, NULL);
+    V4("v4 affinity NULL, count -1", NULL, -1, NULL);
+    V4("v4 affinity array, count -1", aff, -1, NULL);
+    V4("v4 affinity array, count 0", aff, 0, NULL);
+    V4("v4 affinity SM_COUNT 1, count 1", aff, 1, NULL);
+    aff[0].param.smCount.val = 0;
+    V4("v4 affinity SM_COUNT 0, count 1", aff, 1, NULL);
+    aff[0].param.smCount.val = 100000;
+    V4("v4 affinity SM_COUNT 100000, count 1", aff, 1, NULL);
+    aff[0].type = (CUexecAffinityType)7;
+    aff[0].param.smCount.val = 1;
+    V4("v4 affinity type 7, count 1", aff, 1, NULL);
+    aff[0].type = CU_EXEC_AFFINITY_TYPE_SM_COUNT;
+    aff[1] = aff[0];
+    V4("v4 affinity SM_COUNT twice, count 2", aff, 2, NULL);
+    CUctxCigParam cig;
+    memset(&cig, 0, sizeof cig);
+    V4("v4 cig zeroed", NULL, 0, &cig);
+    cig.sharedDataType = CIG_DATA_TYPE_NV_BLOB;
+    V4("v4 cig NV_BLOB, NULL data", NULL, 0, &cig);
+    aff[0].param.smCount.val = 1;
+    V4("v4 affinity and cig", aff, 1, &cig);
+    V3("v3 affinity NULL, count 5", NULL, 5);
+    V3("v3 affinity NULL, count -1", NULL, -1);
+    V3("v3 affinity array, count -1", aff, -1);
+    V3("v3 affinity array, count 0", aff, 0);
+    V3("v3 affinity SM_COUNT 1, count 1", aff, 1);
+#undef V4
+#undef V3
+}
+
+/* Hostile sizes. */
+static void misuse_sizes(void) {
+    CUcontext c = NULL;
+    cuCtxCreate(&c, NULL, 0, 0);
+    void* h = (void*)1;
+    CUdeviceptr p = 1;
+    static const struct {
+        const char* name;
+        size_t n;
+    } sizes[] = {{"SIZE_MAX", SIZE_MAX}, {"SIZE_MAX-4095", SIZE_MAX - 4095}, {"1<<62", (size_t)1 << 62},
+                 {"1<<47", (size_t)1 << 47}, {"1<<44", (size_t)1 << 44}};
+    char label[96];
+    for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+        CUresult r;
+        h = (void*)1;
+        snprintf(label, sizeof label, "cuMemAllocHost(%s)", sizes[i].name);
+        PV(label, (r = cuMemAllocHost(&h, sizes[i].n)), "ptr_null=%d", h == NULL);
+        if (r == CUDA_SUCCESS) cuMemFreeHost(h);
+        h = (void*)1;
+        snprintf(label, sizeof label, "cuMemHostAlloc(%s, DEVICEMAP)", sizes[i].name);
+        P(label, (r = cuMemHostAlloc(&h, sizes[i].n, CU_MEMHOSTALLOC_DEVICEMAP)));
+        if (r == CUDA_SUCCESS) cuMemFreeHost(h);
+        p = 1;
+        snprintf(label, sizeof label, "cuMemAlloc(%s)", sizes[i].name);
+        PV(label, (r = cuMemAlloc(&p, sizes[i].n)), "ptr_zero=%d", p == 0);
+        if (r == CUDA_SUCCESS) cuMemFree(p);
+    }
+    char* buf = malloc(8192);
+    P("cuMemHostRegister(buf, SIZE_MAX)", cuMemHostRegister(buf, SIZE_MAX, 0));
+    P("cuMemHostRegister(buf, SIZE_MAX-4095)", cuMemHostRegister(buf, SIZE_MAX - 4095, 0));
+    P("cuMemHostRegister(buf, 1<<47)", cuMemHostRegister(buf, (size_t)1 << 47, 0));
+    free(buf);
+    cuMemAlloc(&p, 4096);
+    char hb[64];
+    P("cuMemcpyHtoD(count SIZE_MAX)", cuMemcpyHtoD(p, hb, SIZE_MAX));
+    P("cuMemcpyDtoH(count SIZE_MAX)", cuMemcpyDtoH(hb, p, SIZE_MAX));
+    P("cuMemsetD8(count SIZE_MAX)", cuMemsetD8(p, 1, SIZE_MAX));
+    P("cuMemsetD32(count SIZE_MAX/2)", cuMemsetD32(p, 1, SIZE_MAX / 2));
+    P("cuMemcpyDtoD(p, p+4095, SIZE_MAX)", cuMemcpyDtoD(p, p + 4095, SIZE_MAX));
+    cuMemFree(p);
+    P("cuCtxDestroy", cuCtxDestroy(c));
+}
+
+/* A kernel with an unused parameter: JIT-compiled by either library to give
+ * the image mutations below a real cubin to start from. */
+static const char kNopPtx[] =
+    ".version 7.0\n"
+    ".target sm_80\n"
+    ".address_size 64\n"
+    ".visible .entry nop_p(.param .u64 nop_p_param_0)\n"
+    "{\n"
+    "    ret;\n"
+    "}\n";
+
+/* cuLink* oddities: empty links, links outliving their context, bad inputs. */
+static void misuse_link(void) {
+    CUcontext c1 = NULL, c2 = NULL;
+    cuCtxCreate(&c1, NULL, 0, 0);
+    CUlinkState ls = NULL;
+    void* out = NULL;
+    size_t n = 12345;
+    CUresult r;
+    P("cuLinkCreate", cuLinkCreate(0, NULL, NULL, &ls));
+    PV("cuLinkComplete (no inputs)", (r = cuLinkComplete(ls, &out, &n)), "out_null=%d size=%zu", out == NULL,
+       r == CUDA_SUCCESS ? n : 0);
+    P("  cuLinkComplete again", cuLinkComplete(ls, &out, &n));
+    P("  cuLinkAddData(PTX) after complete", cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void*)kNopPtx, sizeof kNopPtx, "nop", 0, NULL, NULL));
+    P("  cuLinkDestroy", cuLinkDestroy(ls));
+
+    /* Two completes with an input. */
+    cuLinkCreate(0, NULL, NULL, &ls);
+    P("cuLinkAddData(PTX)", cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void*)kNopPtx, sizeof kNopPtx, "nop", 0, NULL, NULL));
+    PV("cuLinkComplete", (r = cuLinkComplete(ls, &out, &n)), "size_nonzero=%d", r == CUDA_SUCCESS && n > 0);
+    void* out2 = NULL;
+    size_t n2 = 0;
+    PV("  cuLinkComplete again", (r = cuLinkComplete(ls, &out2, &n2)), "same_ptr=%d", out2 == out);
+    P("  cuLinkAddData(PTX) after complete", cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void*)kNopPtx, sizeof kNopPtx, "nop2", 0, NULL, NULL));
+    cuLinkDestroy(ls);
+
+    /* Bad inputs. */
+    static unsigned char g[4096];
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+    for (size_t i = 0; i < sizeof g; ++i) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        g[i] = (unsigned char)(x >> 24) | 1;
+    }
+    static const struct {
+        const char* name;
+        CUjitInputType type;
+    } kinds[] = {{"CUBIN", CU_JIT_INPUT_CUBIN},   {"PTX", CU_JIT_INPUT_PTX},     {"FATBINARY", CU_JIT_INPUT_FATBINARY},
+                 {"OBJECT", CU_JIT_INPUT_OBJECT}, {"LIBRARY", CU_JIT_INPUT_LIBRARY}, {"type 99", (CUjitInputType)99}};
+    char label[96];
+    for (unsigned i = 0; i < sizeof kinds / sizeof kinds[0]; ++i) {
+        cuLinkCreate(0, NULL, NULL, &ls);
+        g[sizeof g - 1] = 0;
+        snprintf(label, sizeof label, "cuLinkAddData(%s, random bytes)", kinds[i].name);
+        P(label, cuLinkAddData(ls, kinds[i].type, g, sizeof g, "garbage", 0, NULL, NULL));
+        P("  cuLinkComplete", cuLinkComplete(ls, &out, &n));
+        cuLinkDestroy(ls);
+    }
+    /* ELF header of a relocatable CUDA object over random bytes. */
+    memset(g, 0, 64);
+    memcpy(g, "\x7f" "ELF\x02\x01\x01", 7);
+    g[16] = 1;   /* ET_REL */
+    g[18] = 190; /* EM_CUDA */
+    g[20] = 1;
+    cuLinkCreate(0, NULL, NULL, &ls);
+    P("cuLinkAddData(CUBIN, ET_REL header + zeros)", cuLinkAddData(ls, CU_JIT_INPUT_CUBIN, g, sizeof g, "rel", 0, NULL, NULL));
+    P("  cuLinkComplete", cuLinkComplete(ls, &out, &n));
+    cuLinkDestroy(ls);
+    CUmodule m = NULL;
+    P("cuModuleLoadData(ET_REL header + zeros)", cuModuleLoadData(&m, g));
+
+    /* A link state outliving its context. */
+    cuCtxCreate(&c2, NULL, 0, 0);
+    P("c2: cuLinkCreate", cuLinkCreate(0, NULL, NULL, &ls));
+    P("c2: cuLinkAddData(PTX)", cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void*)kNopPtx, sizeof kNopPtx, "nop", 0, NULL, NULL));
+    P("cuCtxDestroy(c2)", cuCtxDestroy(c2));
+    P("  (c1 current) cuLinkAddData(PTX)", cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void*)kNopPtx, sizeof kNopPtx, "nop2", 0, NULL, NULL));
+    PV("  (c1 current) cuLinkComplete", (r = cuLinkComplete(ls, &out, &n)), "size_nonzero=%d", r == CUDA_SUCCESS && n > 0);
+    P("  (c1 current) cuLinkDestroy", cuLinkDestroy(ls));
+    cuCtxCreate(&c2, NULL, 0, 0);
+    P("c2': cuLinkCreate", cuLinkCreate(0, NULL, NULL, &ls));
+    P("cuCtxDestroy(c2')", cuCtxDestroy(c2));
+    CUcontext cur = NULL;
+    while (cuCtxPopCurrent(&cur) == CUDA_SUCCESS) {
+    }
+    P("  (no context) cuLinkAddData(PTX)", cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void*)kNopPtx, sizeof kNopPtx, "nop", 0, NULL, NULL));
+    P("  (no context) cuLinkComplete", cuLinkComplete(ls, &out, &n));
+    P("  (no context) cuLinkDestroy", cuLinkDestroy(ls));
+    P("(no context) cuLinkCreate", cuLinkCreate(0, NULL, NULL, &ls));
+    cuCtxPushCurrent(c1);
+    /* Destroyed with the context still current. */
+    cuCtxCreate(&c2, NULL, 0, 0);
+    cuLinkCreate(0, NULL, NULL, &ls);
+    cuCtxPushCurrent(c2);
+    P("cuCtxDestroy(c2'') (also below on the stack)", cuCtxDestroy(c2));
+    P("  (destroyed current) cuLinkCreate", cuLinkCreate(0, NULL, NULL, &ls));
+    P("  (destroyed current) cuLinkAddData(PTX)", cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void*)kNopPtx, sizeof kNopPtx, "nop", 0, NULL, NULL));
+    P("  (destroyed current) cuLinkComplete", cuLinkComplete(ls, &out, &n));
+    P("  (destroyed current) cuLinkDestroy", cuLinkDestroy(ls));
+    cuCtxPopCurrent(&cur);
+    P("cuCtxDestroy(c1)", cuCtxDestroy(c1));
+    /* Last: libcuda 580 corrupts its heap on a second cuLinkDestroy (the
+     * first H200 run aborted there, before the cases above). */
+    cuCtxCreate(&c1, NULL, 0, 0);
+    cuLinkCreate(0, NULL, NULL, &ls);
+    P("cuLinkDestroy", cuLinkDestroy(ls));
+    P("  cuLinkDestroy again", cuLinkDestroy(ls));
+    P("  cuLinkComplete(destroyed)", cuLinkComplete(ls, &out, &n));
+    cuCtxDestroy(c1);
+}
+
+/* Making a destroyed context current (libcuda accepts it; what follows). */
+static void misuse_destroyed_current(void) {
+    CUcontext c = NULL, c2 = NULL, cur = NULL;
+    CUdevice d = -1;
+    CUdeviceptr p = 0;
+    unsigned flags = 0;
+    cuCtxCreate(&c, NULL, 0, 0);
+    cuCtxCreate(&c2, NULL, 0, 0);
+    P("cuCtxDestroy(c)", cuCtxDestroy(c));
+    PV("  current is c2", cuCtxGetCurrent(&cur), "%d", cur == c2);
+    P("cuCtxSetCurrent(destroyed c)", cuCtxSetCurrent(c));
+    PV("  cuCtxGetCurrent", cuCtxGetCurrent(&cur), "is_c=%d null=%d", cur == c, cur == NULL);
+    P("  cuCtxSynchronize", cuCtxSynchronize());
+    P("  cuMemAlloc", cuMemAlloc(&p, 16));
+    PV("  cuCtxGetDevice", cuCtxGetDevice(&d), "%d", d);
+    P("  cuCtxGetFlags", cuCtxGetFlags(&flags));
+    CUstream s = NULL;
+    P("  cuStreamCreate", cuStreamCreate(&s, 0));
+    P("  cuStreamSynchronize(NULL)", cuStreamSynchronize(NULL));
+    P("cuCtxPushCurrent(destroyed c)", cuCtxPushCurrent(c));
+    PV("  cuCtxGetCurrent", cuCtxGetCurrent(&cur), "is_c=%d", cur == c);
+    PV("cuCtxPopCurrent", cuCtxPopCurrent(&cur), "is_c=%d", cur == c);
+    PV("cuCtxPopCurrent", cuCtxPopCurrent(&cur), "is_c=%d", cur == c);
+    PV("  cuCtxGetCurrent", cuCtxGetCurrent(&cur), "null=%d", cur == NULL);
+    P("cuCtxSetCurrent(c2)", cuCtxSetCurrent(c2));
+    P("  cuMemAlloc", cuMemAlloc(&p, 16));
+    P("  cuMemFree", cuMemFree(p));
+    P("cuCtxSetCurrent(destroyed c) again", cuCtxSetCurrent(c));
+    P("cuCtxSetCurrent(c2) again", cuCtxSetCurrent(c2));
+    P("cuCtxDestroy(destroyed c)", cuCtxDestroy(c));
+    P("cuCtxDestroy(c2)", cuCtxDestroy(c2));
+    P("cuCtxSetCurrent(destroyed c2, was current)", cuCtxSetCurrent(c2));
+    P("cuCtxPushCurrent(destroyed c2)", cuCtxPushCurrent(c2));
+    P("  cuCtxSynchronize", cuCtxSynchronize());
+    P("cuCtxSetCurrent(NULL)", cuCtxSetCurrent(NULL));
+    CUcontext c3 = NULL;
+    P("cuCtxCreate afterwards", cuCtxCreate(&c3, NULL, 0, 0));
+    P("  cuMemAlloc", cuMemAlloc(&p, 16));
+    P("  cuCtxDestroy", cuCtxDestroy(c3));
+}
+
+/* Objects whose context was destroyed. */
+static void misuse_destroyed_objects(void) {
+    CUcontext keep = NULL, c = NULL;
+    cuCtxCreate(&keep, NULL, 0, 0);
+    cuCtxCreate(&c, NULL, 0, 0);
+    CUstream s = NULL;
+    CUevent e = NULL, e2 = NULL;
+    CUmodule m = NULL;
+    CUfunction f = NULL;
+    CUdeviceptr p = 0;
+    void* h = NULL;
+    cuStreamCreate(&s, 0);
+    cuEventCreate(&e, 0);
+    cuEventCreate(&e2, 0);
+    cuEventRecord(e2, s);
+    P("load nop PTX", cuModuleLoadData(&m, kNopPtx));
+    cuModuleGetFunction(&f, m, "nop_p");
+    cuMemAlloc(&p, 4096);
+    cuMemAllocHost(&h, 4096);
+    P("cuCtxDestroy(c) (keep current below)", cuCtxDestroy(c));
+    CUcontext cur = NULL;
+    PV("  current is keep", cuCtxGetCurrent(&cur), "%d", cur == keep);
+    unsigned fl = 0;
+    int v = 0;
+    float ms = 0;
+    char hb[64];
+    void* nullp = NULL;
+    void* args[] = {&nullp};
+    CUfunction g = NULL;
+    P("stream of destroyed ctx: cuStreamQuery", cuStreamQuery(s));
+    P("stream of destroyed ctx: cuStreamSynchronize", cuStreamSynchronize(s));
+    P("stream of destroyed ctx: cuStreamGetFlags", cuStreamGetFlags(s, &fl));
+    P("stream of destroyed ctx: cuMemsetD8Async", cuMemsetD8Async(p, 1, 16, s));
+    P("event of destroyed ctx: cuEventQuery", cuEventQuery(e2));
+    P("event of destroyed ctx: cuEventSynchronize", cuEventSynchronize(e2));
+    P("event of destroyed ctx: cuEventRecord(NULL)", cuEventRecord(e, NULL));
+    P("event of destroyed ctx: cuEventElapsedTime", cuEventElapsedTime(&ms, e2, e2));
+    P("module of destroyed ctx: cuModuleGetFunction", cuModuleGetFunction(&g, m, "nop_p"));
+    P("function of destroyed ctx: cuFuncGetAttribute", cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
+    P("function of destroyed ctx: cuLaunchKernel(NULL)", cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+    P("memory of destroyed ctx: cuMemcpyHtoD", cuMemcpyHtoD(p, hb, sizeof hb));
+    P("memory of destroyed ctx: cuMemsetD8", cuMemsetD8(p, 1, 16));
+    P("memory of destroyed ctx: cuMemGetAddressRange", cuMemGetAddressRange(NULL, NULL, p));
+    P("memory of destroyed ctx: cuMemFree", cuMemFree(p));
+    P("host memory of destroyed ctx: cuMemFreeHost", cuMemFreeHost(h));
+    P("stream of destroyed ctx: cuStreamDestroy", cuStreamDestroy(s));
+    P("event of destroyed ctx: cuEventDestroy", cuEventDestroy(e));
+    P("module of destroyed ctx: cuModuleUnload", cuModuleUnload(m));
+    P("cuCtxSynchronize(keep)", cuCtxSynchronize());
+    P("cuCtxDestroy(keep)", cuCtxDestroy(keep));
+}
+
+static double seconds_class(double t) { return t < 1 ? 0 : t < 10 ? 1 : 2; }
+
+/* Section header of 'name' in an ELF64 image, or NULL. */
+static unsigned char* elf_section(unsigned char* img, size_t n, const char* name, uint64_t* size) {
+    uint64_t shoff;
+    uint16_t shentsize, shnum, shstrndx;
+    memcpy(&shoff, img + 0x28, 8);
+    memcpy(&shentsize, img + 0x3a, 2);
+    memcpy(&shnum, img + 0x3c, 2);
+    memcpy(&shstrndx, img + 0x3e, 2);
+    if (shentsize != 64 || shoff + (uint64_t)shnum * 64 > n || shstrndx >= shnum) return NULL;
+    uint64_t stroff;
+    memcpy(&stroff, img + shoff + (uint64_t)shstrndx * 64 + 24, 8);
+    for (uint16_t i = 0; i < shnum; ++i) {
+        unsigned char* sh = img + shoff + (uint64_t)i * 64;
+        uint32_t nm;
+        uint64_t off;
+        memcpy(&nm, sh, 4);
+        memcpy(&off, sh + 24, 8);
+        if (stroff + nm < n && strcmp((const char*)img + stroff + nm, name) == 0) {
+            memcpy(size, sh + 32, 8);
+            return off + *size <= n ? img + off : NULL;
+        }
+    }
+    return NULL;
+}
+
+/* The EIATTR_PARAM_CBANK record (format 4, attribute 0x0a) of .nv.info.nop_p. */
+static unsigned char* param_cbank(unsigned char* img, size_t n) {
+    uint64_t size = 0;
+    unsigned char* s = elf_section(img, n, ".nv.info.nop_p", &size);
+    for (uint64_t off = 0; s && off + 4 <= size;) {
+        uint16_t len;
+        memcpy(&len, s + off + 2, 2);
+        if (s[off] == 4 && s[off + 1] == 0x0a) return s + off;
+        off += 4 + (s[off] == 4 ? len : 0);
+    }
+    return NULL;
+}
+
+static void mutated_launch(const char* label, const unsigned char* img, size_t n) {
+    (void)n;
+    CUmodule m = NULL;
+    CUfunction f = NULL;
+    char l2[128];
+    double t0 = seconds_now();
+    CUresult r = CUDA_SUCCESS;
+    PV(label, (r = cuModuleLoadData(&m, img)), "slow=%.0f", seconds_class(seconds_now() - t0));
+    if (r != CUDA_SUCCESS) return;
+    snprintf(l2, sizeof l2, "  %s: get+launch", label);
+    unsigned long long zero = 0;
+    void* args[] = {&zero};
+    P(l2, (cuModuleGetFunction(&f, m, "nop_p"), cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL)));
+    snprintf(l2, sizeof l2, "  %s: sync", label);
+    P(l2, cuCtxSynchronize());
+    cuModuleUnload(m);
+}
+
+/* Mutated copies of a valid cubin and fatbin (items 1-3 of issue 9). */
+static void misuse_images(void) {
+    CUcontext c = NULL;
+    cuCtxCreate(&c, NULL, 0, 0);
+    int major = 0, minor = 0;
+    cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0);
+    cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0);
+    CUlinkState ls = NULL;
+    void* out = NULL;
+    size_t n = 0;
+    cuLinkCreate(0, NULL, NULL, &ls);
+    cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void*)kNopPtx, sizeof kNopPtx, "nop", 0, NULL, NULL);
+    if (cuLinkComplete(ls, &out, &n) != CUDA_SUCCESS || n < 64) {
+        printf("images: no cubin from cuLinkComplete\n");
+        return;
+    }
+    unsigned char* cubin = malloc(n);
+    unsigned char* img = malloc(n);
+    memcpy(cubin, out, n);
+    cuLinkDestroy(ls);
+    mutated_launch("cubin as linked", cubin, n);
+    memcpy(img, cubin, n);
+    unsigned char* rec = param_cbank(img, n);
+    printf("%-*s => %d\n", PROBE_WIDTH, "cubin has PARAM_CBANK", rec != NULL);
+    if (rec) {
+        uint16_t off, sz;
+        memcpy(&off, rec + 8, 2);
+        memcpy(&sz, rec + 10, 2);
+        printf("%-*s => offset 0x%x size %u\n", PROBE_WIDTH, "  PARAM_CBANK", off, sz);
+        static const uint16_t offsets[] = {0x0, 0x10, 0x2f, 0x208, 0x20c, 0x211, 0x8000, 0xfff8};
+        for (unsigned i = 0; i < sizeof offsets / sizeof offsets[0]; ++i) {
+            char label[96];
+            memcpy(img, cubin, n);
+            memcpy(param_cbank(img, n) + 8, &offsets[i], 2);
+            snprintf(label, sizeof label, "PARAM_CBANK offset 0x%x", offsets[i]);
+            mutated_launch(label, img, n);
+        }
+        memcpy(img, cubin, n);
+        uint16_t big = 0xfff0;
+        memcpy(param_cbank(img, n) + 10, &big, 2);
+        mutated_launch("PARAM_CBANK size 0xfff0", img, n);
+        memcpy(img, cubin, n);
+        param_cbank(img, n)[1] = 0x7e; /* an attribute number no tool lists: the record is gone */
+        mutated_launch("PARAM_CBANK record renamed", img, n);
+    }
+    /* The executable cubin declared relocatable. */
+    memcpy(img, cubin, n);
+    img[16] = 1;
+    mutated_launch("cubin e_type ET_REL", img, n);
+    cuLinkCreate(0, NULL, NULL, &ls);
+    P("cuLinkAddData(CUBIN, e_type ET_REL)", cuLinkAddData(ls, CU_JIT_INPUT_CUBIN, img, n, "rel", 0, NULL, NULL));
+    P("  cuLinkComplete", cuLinkComplete(ls, &out, &n));
+    cuLinkDestroy(ls);
+    /* A fatbin of that cubin with a compressed entry claiming 1 GiB. */
+    const uint32_t arch = (uint32_t)(major * 10 + minor);
+    static const struct {
+        const char* name;
+        uint64_t flags;
+        uint64_t claimed;
+    } fb[] = {{"LZ4, claims 1 GiB", 0x2000, 1ull << 30},
+              {"zstd, claims 1 GiB", 0x8000, 1ull << 30},
+              {"zstd, claims 2^63", 0x8000, 1ull << 63},
+              {"LZ4, claims 16 bytes", 0x2000, 16}};
+    for (unsigned i = 0; i < sizeof fb / sizeof fb[0]; ++i) {
+        unsigned char f[16 + 64 + 32];
+        memset(f, 0, sizeof f);
+        uint32_t u32 = 0xBA55ED50;
+        uint16_t u16;
+        uint64_t u64;
+        memcpy(f, &u32, 4);
+        u16 = 1;
+        memcpy(f + 4, &u16, 2);
+        u16 = 16;
+        memcpy(f + 6, &u16, 2);
+        u64 = 64 + 32;
+        memcpy(f + 8, &u64, 8);
+        unsigned char* e = f + 16;
+        u16 = 2; /* ELF */
+        memcpy(e, &u16, 2);
+        u16 = 0x101;
+        memcpy(e + 2, &u16, 2);
+        u32 = 64;
+        memcpy(e + 4, &u32, 4);
+        u64 = 32;
+        memcpy(e + 8, &u64, 8);
+        u32 = 32;
+        memcpy(e + 0x10, &u32, 4);
+        memcpy(e + 0x1c, &arch, 4);
+        u64 = 0x11 | fb[i].flags;
+        memcpy(e + 0x28, &u64, 8);
+        memcpy(e + 0x38, &fb[i].claimed, 8);
+        for (int k = 0; k < 32; ++k) e[64 + k] = (unsigned char)(k * 37 + 11);
+        if (fb[i].flags == 0x8000) memcpy(e + 64, "\x28\xb5\x2f\xfd", 4);
+        char label[96];
+        CUmodule m = NULL;
+        double t0 = seconds_now();
+        snprintf(label, sizeof label, "fatbin %s", fb[i].name);
+        PV(label, cuModuleLoadData(&m, f), "slow=%.0f", seconds_class(seconds_now() - t0));
+        snprintf(label, sizeof label, "cuModuleLoadFatBinary %s", fb[i].name);
+        P(label, cuModuleLoadFatBinary(&m, f));
+    }
+    free(img);
+    free(cubin);
+    cuCtxDestroy(c);
+}
+
+/* Files that never end or are not files. */
+static void misuse_devzero(void) {
+    CUcontext c = NULL;
+    cuCtxCreate(&c, NULL, 0, 0);
+    CUmodule m = NULL;
+    double t0 = seconds_now();
+    PV("cuModuleLoad(/dev/zero)", cuModuleLoad(&m, "/dev/zero"), "slow=%.0f", seconds_class(seconds_now() - t0));
+    P("cuModuleLoad(/dev/null)", cuModuleLoad(&m, "/dev/null"));
+    P("cuModuleLoad(/)", cuModuleLoad(&m, "/"));
+    P("cuModuleLoad(\"\")", cuModuleLoad(&m, ""));
+    t0 = seconds_now();
+    PV("cuModuleLoad(/dev/urandom)", cuModuleLoad(&m, "/dev/urandom"), "slow=%.0f", seconds_class(seconds_now() - t0));
+    CUlinkState ls = NULL;
+    cuLinkCreate(0, NULL, NULL, &ls);
+    t0 = seconds_now();
+    PV("cuLinkAddFile(CUBIN, /dev/zero)", cuLinkAddFile(ls, CU_JIT_INPUT_CUBIN, "/dev/zero", 0, NULL, NULL), "slow=%.0f",
+       seconds_class(seconds_now() - t0));
+    P("cuLinkAddFile(PTX, /dev/null)", cuLinkAddFile(ls, CU_JIT_INPUT_PTX, "/dev/null", 0, NULL, NULL));
+    P("cuLinkAddFile(PTX, /)", cuLinkAddFile(ls, CU_JIT_INPUT_PTX, "/", 0, NULL, NULL));
+    cuLinkDestroy(ls);
+    cuCtxDestroy(c);
+}
+
 /* One section per run (a crash inside the library under test cannot spoil
  * the others): init, devices, contexts, memory, streams (which runs
- * streams-launch-blocking in a child with CUDA_LAUNCH_BLOCKING=1). */
+ * streams-launch-blocking in a child with CUDA_LAUNCH_BLOCKING=1), misuse
+ * (which runs each misuse-* part in a child). */
 int main(int argc, char** argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     signal(SIGSEGV, on_crash);
     signal(SIGBUS, on_crash);
+    signal(SIGFPE, on_crash);
+    signal(SIGILL, on_crash);
     const char* section = argc > 1 ? argv[1] : "init";
     if (strcmp(section, "init") == 0) {
         before_init();
@@ -934,6 +1466,14 @@ int main(int argc, char** argv) {
     else if (strcmp(section, "memory") == 0) memory();
     else if (strcmp(section, "streams") == 0) streams();
     else if (strcmp(section, "streams-launch-blocking") == 0) streams_launch_blocking();
+    else if (strcmp(section, "misuse") == 0) misuse();
+    else if (strcmp(section, "misuse-ctxcreate") == 0) misuse_ctxcreate();
+    else if (strcmp(section, "misuse-sizes") == 0) misuse_sizes();
+    else if (strcmp(section, "misuse-link") == 0) misuse_link();
+    else if (strcmp(section, "misuse-destroyed-current") == 0) misuse_destroyed_current();
+    else if (strcmp(section, "misuse-destroyed-objects") == 0) misuse_destroyed_objects();
+    else if (strcmp(section, "misuse-images") == 0) misuse_images();
+    else if (strcmp(section, "misuse-devzero") == 0) misuse_devzero();
     else return 2;
     return 0;
 }

@@ -74,11 +74,22 @@ void test_va_space_allocates_aligned_and_coalesces(void**) {
     v.free(*b, 2 << 20);
     v.free(*a, 4096);
     v.free(*c, 3 << 20);
-    // After coalescing, one allocation as large as everything below the windows fits again.
-    auto all = v.alloc(v.sharedWindow() - v.base(), 4096);
+    // After coalescing, one allocation as large as the whole CPU-visible range fits again.
+    auto all = v.alloc(v.size(), 4096);
     assert_true(all.ok());
     assert_int_equal(*all, v.base());
     assert_false(v.alloc(4096, 4096).ok());  // exhausted: CUDA_ERROR_OUT_OF_MEMORY, no crash
+    // GPU-only memory: from the same range, or (AddressSanitizer builds) from
+    // a range of its own below 2^40, clear of the windows either way.
+    auto g = v.alloc(2 << 20, 2 << 20, hw::VaSpace::Use::GpuOnly);
+    assert_int_equal(g.ok(), v.separateGpuOnly());
+    if (g.ok()) {
+        assert_true(*g + (2 << 20) <= v.sharedWindow() && *g + (2 << 20) <= (1ull << 40));
+        assert_true(v.contains(*g, 2 << 20));
+        v.free(*g, 2 << 20);
+    }
+    v.free(*all, v.size());
+    assert_true(v.alloc(4096, 4096).ok());
 }
 
 void test_parallel_memcpy_odd_sizes(void**) {

@@ -9,7 +9,7 @@
 
 #include "loader/image.h"
 #include "loader/jit_options.h"
-#include "loader/nvjitlink.h"
+#include "loader/jit_process.h"
 #include "loader/relocation.h"
 #include "test_loader_support.h"
 
@@ -368,10 +368,10 @@ void test_relocate_rejects_what_it_cannot_apply(void**) {
 void test_fatbin_selects_sass(void**) {
     auto& in = inputs();
     NEED(in.fatbinary, "NVRTC and fatbinary");
-    nvjitlink::setLibraryPathForTesting("/nonexistent/libnvJitLink.so");
+    jitproc::setLibraryPathForTesting("/nonexistent/libnvJitLink.so");
     JitOptions jit;
     Result<Image> r = load(in.fatBoth.data(), in.fatBoth.size(), 9, 0, jit);
-    nvjitlink::setLibraryPathForTesting(nullptr);
+    jitproc::setLibraryPathForTesting(nullptr);
     assert_true(r.ok());
     checkKernelsCu(*r);
     assert_true(jit.infoText.empty() && jit.errorText.empty());
@@ -423,15 +423,17 @@ void test_unknown_size_and_wrapper(void**) {
     r = load(&w, kUnknownSize, 9, 0, jit);
     assert_true(r.ok());
     checkKernelsCu(*r);
-    w.version = 2;
-    assert_true(load(&w, sizeof w, 9, 0, jit).ok());
-    w.data = in.prebuilt.data();  // a cubin behind the wrapper
-    assert_true(load(&w, sizeof w, 9, 0, jit).ok());
-    w.version = 7;
+    // With a size, the bytes are a file's contents: a pointer in them means nothing.
     assert_int_equal(load(&w, sizeof w, 9, 0, jit).status().code(), CUDA_ERROR_INVALID_IMAGE);
+    w.version = 2;
+    assert_true(load(&w, kUnknownSize, 9, 0, jit).ok());
+    w.data = in.prebuilt.data();  // a cubin behind the wrapper
+    assert_true(load(&w, kUnknownSize, 9, 0, jit).ok());
+    w.version = 7;
+    assert_int_equal(load(&w, kUnknownSize, 9, 0, jit).status().code(), CUDA_ERROR_INVALID_IMAGE);
     w.version = 1;
     w.data = nullptr;
-    assert_int_equal(load(&w, sizeof w, 9, 0, jit).status().code(), CUDA_ERROR_INVALID_IMAGE);
+    assert_int_equal(load(&w, kUnknownSize, 9, 0, jit).status().code(), CUDA_ERROR_INVALID_IMAGE);
     assert_int_equal(load(nullptr, 10, 9, 0, jit).status().code(), CUDA_ERROR_INVALID_VALUE);
     const uint8_t junk[] = {1, 2, 3, 4, 5, 0};
     assert_int_equal(load(junk, kUnknownSize, 9, 0, jit).status().code(), CUDA_ERROR_INVALID_IMAGE);

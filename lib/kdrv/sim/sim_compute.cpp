@@ -87,7 +87,7 @@ void launch(GpuEngine& gpu, Channel& ch, uint64_t qmdVa, int depth) {
     ++gpu.counters().launches;
     const BuiltinRun builtin = runBuiltinKernel(*ch.va, rec, &faultVa);
     auto& log = gpu.launches();
-    if (log.size() >= config::kMaxRecordedLaunches) log.erase(log.begin());
+    if (log.size() >= config::kMaxRecordedLaunches) log.pop_front();
     log.push_back(std::move(rec));
     if (builtin == BuiltinRun::Faulted) {
         // A bad address in the kernel: the grid never completes.

@@ -2,6 +2,7 @@
 #include "kdrv/sim/sim_control.h"
 
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "defs/host_c86f.h"
@@ -15,7 +16,8 @@ namespace nvl::kdrv::sim {
 std::vector<LaunchRecord> launches() {
     Sim& s = Sim::get();
     std::lock_guard<std::mutex> g(s.lock());
-    return s.gpu().launches();
+    const auto& log = s.gpu().launches();
+    return {log.begin(), log.end()};
 }
 
 void clearLaunches() {
@@ -98,7 +100,11 @@ void clearInjectedFaults() {
 extern "C" __attribute__((visibility("default"))) CUresult nvliteSimInjectFault(nvliteSimFault fault) {
     using nvl::kdrv::sim::InjectedFault;
     if (!nvl::kdrv::sim::inUse()) return CUDA_ERROR_NOT_SUPPORTED;
-    switch (fault) {
+    // Read as the int a program may pass (a value outside the enum is undefined as the enum type).
+    int which;
+    static_assert(sizeof which == sizeof fault);
+    std::memcpy(&which, &fault, sizeof which);
+    switch (which) {
     case NVLITE_SIM_FAULT_NONE:
         nvl::kdrv::sim::clearInjectedFaults();
         return CUDA_SUCCESS;

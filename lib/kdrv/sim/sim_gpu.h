@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <deque>
 #include <vector>
 
 #include "kdrv/sim/sim_channel.h"
@@ -57,7 +58,7 @@ public:
 
     // ---- Used by the engines (lock held).
     Counters& counters() { return counters_; }
-    std::vector<LaunchRecord>& launches() { return launches_; }
+    std::deque<LaunchRecord>& launches() { return launches_; }
     uint64_t nextLaunchSequence() { return ++launchSequence_; }
     // GPU time in ns (PTIMER): wall-clock based, strictly increasing.
     uint64_t now();
@@ -114,7 +115,7 @@ private:
     uint32_t anyCopyError_ = 0;    // armed for the next copy on any channel
     uint32_t anyLaunchError_ = 0;  // armed for the next launch on any channel
     Counters counters_;
-    std::vector<LaunchRecord> launches_;
+    std::deque<LaunchRecord> launches_;  // the oldest dropped in O(1) once full
     uint64_t launchSequence_ = 0;
     uint64_t lastTime_ = 0;
     uint64_t timeBaseReal_ = 0;
