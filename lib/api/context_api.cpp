@@ -320,7 +320,7 @@ Status devicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
 // driver, the cuDevicePrimaryCtx* functions included.
 Status devicePrimaryCtxRelease(CUdevice dev) {
     NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
-    Context* last = nullptr;
+    std::shared_ptr<Context> last;  // kept alive while its storage goes
     {
         std::lock_guard lock(d->primaryMutex);
         if (d->primaryRefs == 0) return CUDA_ERROR_INVALID_CONTEXT;
@@ -335,7 +335,7 @@ Status devicePrimaryCtxRelease(CUdevice dev) {
 
 Status devicePrimaryCtxReset(CUdevice dev) {
     NVL_ASSIGN_OR_RETURN(core::Device * d, core::deviceFor(dev));
-    Context* primary = nullptr;
+    std::shared_ptr<Context> primary;
     {
         std::lock_guard lock(d->primaryMutex);
         primary = d->primary;
