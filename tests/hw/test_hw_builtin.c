@@ -7,6 +7,7 @@
  * stream order with events across streams (kernel copies and memsets between
  * copy-engine work). Skips without a GPU.
  */
+#define _POSIX_C_SOURCE 200809L  // setenv
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
