@@ -131,8 +131,9 @@ Status checkSection(const ElfFile& elf, const ElfSection& s) {
     if (s.type == SHT_STRTAB && !s.data.empty() && s.data.back() != 0) return CUDA_ERROR_INVALID_IMAGE;
     if (s.type == SHT_SYMTAB && s.index != elf.symtabIndex()) return CUDA_ERROR_INVALID_IMAGE;  // one table only
     if (s.type == SHT_REL || s.type == SHT_RELA) {
-        if (s.info == 0 || s.info >= count || s.link != elf.symtabIndex() || elf.symbols().empty())
-            return CUDA_ERROR_INVALID_IMAGE;
+        // Relocations name the one symbol table whatever sh_link says (cuBLAS
+        // 13's cubins link theirs to .nv.info; libcuda 580 loads them).
+        if (s.info == 0 || s.info >= count || elf.symbols().empty()) return CUDA_ERROR_INVALID_IMAGE;
         const ElfSection& target = *elf.section(s.info);
         NVL_ASSIGN_OR_RETURN(auto entries, elf.relocations(s));
         for (const ElfRelocation& r : entries) {
