@@ -201,7 +201,7 @@ FAKE_NVJITLINK := $(BUILD)/tests/support/libfake_nvjitlink.so
 $(FAKE_NVJITLINK): tests/support/fake_nvjitlink.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(WARN) -O1 -fPIC -shared -fvisibility=hidden $< -o $@
-$(BUILD)/tests/unit/test_jit_isolation: $(FAKE_NVJITLINK) $(CHK_JIT_HELPER)
+$(BUILD)/tests/unit/test_jit_isolation: $(FAKE_NVJITLINK) $(CHK_JIT_HELPER) $(JIT_HELPER)
 
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
