@@ -394,7 +394,9 @@ static void *everything_worker(void *p) {
             break;
         }
         case 9: CHECK(ok, cuMemsetD32Async(w->mem, 0x5a5a5a5a, 64, NULL)); break;
-        case 10: CHECK(ok, cuMemcpyHtoD((CUdeviceptr)(uintptr_t)w->pinned, host, 64)); break;
+        case 10:  // each worker its own 64 bytes of the shared pinned page: same bytes from two threads would race in the program
+            CHECK(ok, cuMemcpyHtoD((CUdeviceptr)(uintptr_t)((unsigned char *)w->pinned + 64 * w->index), host, 64));
+            break;
         case 11: {
             CUstream s2 = NULL;
             CUresult r = cuStreamCreate(&s2, 0);
