@@ -34,6 +34,16 @@ size_t hostPageSize() {
     return size;
 }
 
+// The machine's RAM: pinned pages beyond it can never be had, and asking the
+// kernel to pin them would only wake the OOM killer.
+uint64_t physicalMemory() {
+    static const uint64_t bytes = [] {
+        const long pages = ::sysconf(_SC_PHYS_PAGES);
+        return pages > 0 ? static_cast<uint64_t>(pages) * hostPageSize() : ~0ull;
+    }();
+    return bytes;
+}
+
 }  // namespace
 
 RmClient& Gpu::rm() const { return driver_.rm(); }
@@ -357,7 +367,7 @@ Result<std::unique_ptr<GpuMemory>> Gpu::allocVideo(size_t size, const VideoMemor
 Result<std::unique_ptr<GpuMemory>> Gpu::allocHost(size_t size) {
     if (size == 0) return CUDA_ERROR_INVALID_VALUE;
     const size_t bytes = alignUp(size, hostPageSize());
-    if (bytes < size) return CUDA_ERROR_OUT_OF_MEMORY;  // no such amount of memory (SIZE_MAX)
+    if (bytes < size || bytes > physicalMemory()) return CUDA_ERROR_OUT_OF_MEMORY;  // no such amount of memory
     void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return osError(-errno, "mmap(host memory)");
     auto mem = describeHost(p, bytes, true);
