@@ -29,10 +29,24 @@
 
 #include "support/test_support.h"
 
-#define TEST(f) cmocka_unit_test_setup_teardown(f, ts_hw_ctx_setup, ts_ctx_teardown)
+#define TEST(f) cmocka_unit_test_setup_teardown(f, setup, ts_ctx_teardown)
 #define NSTREAMS 6
 #define WATCHDOG_SECONDS 90
 #define SLICE 64 /* bytes each stream fills */
+
+/* The GPU; or the simulator when NVLITE_DEVICE=sim says so (to try the
+ * tests themselves without one). */
+static int on_sim(void) {
+    const char *d = getenv("NVLITE_DEVICE");
+    return d && strcmp(d, "sim") == 0;
+}
+
+static int setup(void **state) { return on_sim() ? ts_ctx_setup(state) : ts_hw_ctx_setup(state); }
+
+static void require_device(void) {
+    const char *why = NULL;
+    if (!on_sim() && !ts_have_real_gpu(&why)) ts_skip("no real GPU: %s", why);
+}
 
 static double seconds(void) {
     struct timespec ts;
@@ -62,6 +76,7 @@ static void destroy_streams(CUstream *s) {
 
 /* (a) */
 static void test_hw_cross_lane_copy_waits(void **state) {
+    require_device();
     (void)state;
     ts_watchdog_arm("test_hw_cross_lane_copy_waits", WATCHDOG_SECONDS);
     CUstream s[NSTREAMS];
@@ -88,6 +103,7 @@ static void test_hw_cross_lane_copy_waits(void **state) {
 
 /* (b) */
 static void test_hw_one_event_across_streams(void **state) {
+    require_device();
     (void)state;
     ts_watchdog_arm("test_hw_one_event_across_streams", WATCHDOG_SECONDS);
     CUstream s[NSTREAMS];
@@ -155,6 +171,7 @@ static void *share_worker(void *p) {
 
 /* (c) */
 static void test_hw_threads_share_an_event(void **state) {
+    require_device();
     ts_watchdog_arm("test_hw_threads_share_an_event", WATCHDOG_SECONDS);
     CUcontext ctx = ts_fx(state)->ctx;
     CUevent e;
@@ -184,6 +201,7 @@ static void test_hw_threads_share_an_event(void **state) {
 
 /* (d) */
 static void test_hw_lanes_join_running_groups(void **state) {
+    require_device();
     (void)state;
     ts_watchdog_arm("test_hw_lanes_join_running_groups", WATCHDOG_SECONDS);
     CUcontext outer = NULL;
@@ -231,6 +249,7 @@ static void test_hw_lanes_join_running_groups(void **state) {
 
 /* (e) */
 static void test_hw_event_replaced_while_used(void **state) {
+    require_device();
     ts_watchdog_arm("test_hw_event_replaced_while_used", WATCHDOG_SECONDS);
     CUcontext ctx = ts_fx(state)->ctx;
     CUevent e;
