@@ -4,7 +4,8 @@
  * a fresh process); bench/compare.py runs every section against both
  * libraries, interleaved, several rounds, and prints the table.
  *
- *   bench_perf TAG copy     device-to-device copies 64 MiB and 1 GiB, memsets 1 GiB (event-timed)
+ *   bench_perf TAG copy     device-to-device copies 64 MiB and 1 GiB, memsets 1 GiB (event-timed),
+ *                           and both at 4 KiB .. 4 MiB (us per operation: the kernel/copy-engine crossover)
  *   bench_perf TAG launch   20,000 back-to-back empty launches on one stream
  *   bench_perf TAG load     cuModuleLoadData of a 3-kernel cubin, first load in a fresh context
  *   bench_perf TAG mem      device memory taken by context creation, first module load, first
@@ -102,6 +103,48 @@ static double event_gbps(op_fn op, CUdeviceptr dst, CUdeviceptr src, size_t byte
     return median(v, reps);
 }
 
+/* Microseconds per operation on 'bytes', event-timed: 'batch' operations
+ * back to back between two events, median of 'reps' batches. */
+static double event_us_per_op(op_fn op, CUdeviceptr dst, CUdeviceptr src, size_t bytes, int batch, int reps) {
+    CUstream s;
+    CUevent a, b;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CHECK(cuEventCreate(&a, 0));
+    CHECK(cuEventCreate(&b, 0));
+    for (int i = 0; i < 8; ++i) op(s, dst, src, bytes); /* warm-up */
+    CHECK(cuStreamSynchronize(s));
+    double v[32];
+    if (reps > 32) reps = 32;
+    for (int i = 0; i < reps; ++i) {
+        CHECK(cuEventRecord(a, s));
+        for (int k = 0; k < batch; ++k) op(s, dst, src, bytes);
+        CHECK(cuEventRecord(b, s));
+        CHECK(cuEventSynchronize(b));
+        float ms = 0;
+        CHECK(cuEventElapsedTime(&ms, a, b));
+        v[i] = (double)ms * 1e3 / batch;
+    }
+    CHECK(cuEventDestroy(a));
+    CHECK(cuEventDestroy(b));
+    CHECK(cuStreamDestroy(s));
+    return median(v, reps);
+}
+
+/* Where a kernel beats the copy engine: small device-to-device copies and
+ * memsets, time per operation (info rows of bench/compare.py). */
+static void crossover(CUdeviceptr x, CUdeviceptr y) {
+    static const struct {
+        size_t bytes;
+        const char* name;
+    } sizes[] = {{4096, "4 KiB"}, {64 << 10, "64 KiB"}, {256 << 10, "256 KiB"}, {1 << 20, "1 MiB"}, {4 << 20, "4 MiB"}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i)
+        printf("%s crossover D2D copy %s: %.2f us\n", tag, sizes[i].name,
+               event_us_per_op(op_copy, y, x, sizes[i].bytes, 200, 11));
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i)
+        printf("%s crossover memset D32 %s: %.2f us\n", tag, sizes[i].name,
+               event_us_per_op(op_memset32, y, 0, sizes[i].bytes, 200, 11));
+}
+
 static void section_copy(void) {
     const size_t big = (size_t)1 << 30, small = (size_t)64 << 20;
     CUdeviceptr x, y;
@@ -113,6 +156,7 @@ static void section_copy(void) {
     printf("%s D2D copy 64 MiB, offsets 1/3: %.1f GB/s\n", tag, event_gbps(op_copy, y + 1, x + 3, small, 21));
     printf("%s memset D32 1 GiB: %.1f GB/s\n", tag, event_gbps(op_memset32, y, 0, big, 9));
     printf("%s memset D8 1 GiB: %.1f GB/s\n", tag, event_gbps(op_memset8, y, 0, big, 9));
+    crossover(x, y);
     /* Check one result, so a fast wrong path cannot pass. */
     unsigned char probe[3] = {0, 0, 0};
     CHECK(cuMemsetD8(x, 0x77, small));

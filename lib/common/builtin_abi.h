@@ -18,6 +18,13 @@
 // at least 32, dividing the grid's thread count); group g takes lines g,
 // g + groups, ... (counted across slices), its threads share each line's
 // units.
+//
+// Line kernels (ops kOpCopyLine / kOpFillLine): one 1-D copy or fill
+// (lines = slices = 1, pitches unused), any block size of whole warps up to
+// kLineMaxThreads, any grid; the body is cut in chunks of blockDim.x *
+// kLineUnroll units, block b taking chunks b, b + grid, ... (builtin/kernels.cu).
+// 'flags' may ask for streaming cache hints (kFlagStream: loads and stores
+// that evict first, for work larger than L2).
 #pragma once
 
 namespace nvl::builtin {
@@ -25,7 +32,10 @@ namespace nvl::builtin {
 // Marks the parameter block of a built-in kernel (for the simulated GPU).
 constexpr unsigned kMagic = 0x424c564eu;  // "NVLB"
 
-enum Op : unsigned { kOpCopy = 1, kOpFill = 2 };
+enum Op : unsigned { kOpCopy = 1, kOpFill = 2, kOpCopyLine = 3, kOpFillLine = 4 };
+
+// Args::flags.
+constexpr unsigned kFlagStream = 1;
 
 struct Args {
     unsigned magic;  // kMagic
@@ -42,14 +52,19 @@ struct Args {
     unsigned value;        // fills: the element's bits
     unsigned elementSize;  // fills: 1, 2 or 4
     unsigned lineThreads;  // threads per group
-    unsigned reserved;
+    unsigned flags;        // line kernels: kFlag*
 };
 
 // The kernels' names in the embedded image.
 #define NVL_BUILTIN_COPY_NAME "nvl_builtin_copy"
 #define NVL_BUILTIN_FILL_NAME "nvl_builtin_fill"
+#define NVL_BUILTIN_COPY_LINE_NAME "nvl_builtin_copy_line"
+#define NVL_BUILTIN_FILL_LINE_NAME "nvl_builtin_fill_line"
 
 // Threads per block of every launch.
 constexpr unsigned kBlockThreads = 256;
+// Line kernels: the largest block, and the 16-byte units per thread and chunk.
+constexpr unsigned kLineMaxThreads = 1024;
+constexpr unsigned kLineUnroll = 4;
 
 }  // namespace nvl::builtin

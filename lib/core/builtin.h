@@ -8,6 +8,11 @@
 // fills of device memory, of at least NVLITE_KERNEL_COPY_MIN /
 // NVLITE_KERNEL_FILL_MIN bytes (default kDefaultMinBytes; 0: all of them;
 // "off": none). Smaller work stays on the copy engine.
+//
+// 1-D work (and 2-D/3-D work whose lines lie back to back) goes to the line
+// kernels, launched as NVLITE_BUILTIN_VARIANT says (kVariants: block size,
+// a grid the size of the GPU or of the work, streaming cache hints above
+// the L2's size); "box" sends it to the 2-D/3-D kernel instead.
 #pragma once
 
 #include <cstdint>
@@ -24,9 +29,30 @@ class Stream;
 
 namespace builtin {
 
-// Off until the H200 has measured the crossover against the copy engine
-// (make bench-compare, its kern variant): the copy engine keeps the work.
-inline constexpr uint64_t kDefaultMinBytes = UINT64_MAX;
+// Work from this size on goes to a kernel (a launch and a copy-engine
+// submission cost about the same; bench_perf copy's crossover rows measure it).
+inline constexpr uint64_t kDefaultMinBytes = uint64_t{64} << 10;
+
+// How 1-D work is launched (NVLITE_BUILTIN_VARIANT=<name>).
+struct Variant {
+    const char* name;
+    uint32_t threads;  // per block
+    bool persistent;   // grid: SMs x resident blocks (else: one chunk per block)
+    bool stream;       // streaming cache hints for work larger than the L2
+    bool line;         // the line kernels (else the 2-D/3-D kernel)
+};
+inline constexpr Variant kVariants[] = {
+    {"vec", 256, true, false, true},       // the default
+    {"stream", 256, true, true, true},
+    {"vec512", 512, true, false, true},
+    {"vec1024", 1024, true, false, true},
+    {"stream512", 512, true, true, true},
+    {"flat", 256, false, false, true},
+    {"flatstream", 256, false, true, true},
+    {"box", 256, true, false, false},
+};
+// The variant NVLITE_BUILTIN_VARIANT names (read once; unknown names: the default).
+const Variant& variant();
 
 // A box of bytes on both sides of a copy (a fill uses the destination side;
 // 'width' counts its elements).
@@ -37,9 +63,11 @@ struct Box {
     uint64_t lines = 1, slices = 1;
 };
 
-// Whether work of 'bytes' between device memory goes to a kernel.
-bool wantCopy(uint64_t bytes);
-bool wantFill(uint64_t bytes);
+// Whether work of 'bytes' between device memory goes to a kernel: from the
+// threshold on, when the stream's context has the kernels (or can load them:
+// a context out of device memory keeps using the copy engine).
+bool wantCopy(Stream& st, uint64_t bytes);
+bool wantFill(Stream& st, uint64_t bytes);
 // Whether the kernels can take the box's shape (line and slice counts below 2^32).
 bool fits(const Box& b);
 // Bytes from the first to the last byte of a side of the box, with its pitches.
@@ -59,7 +87,11 @@ struct Geometry {
     uint32_t lineThreads;
 };
 // For lines of 'lineBytes' bytes, 'lines' of them in all, on a GPU of 'smCount' SMs.
-Geometry geometry(uint64_t lineBytes, uint64_t lines, uint32_t smCount);
+// 'maxBlocks' caps the grid (the 2-D/3-D kernel's resident blocks; a power of two is taken below it).
+Geometry geometry(uint64_t lineBytes, uint64_t lines, uint32_t smCount, uint64_t maxBlocks = UINT64_MAX);
+// Blocks of a line kernel's launch for 'bytes' of work: one chunk per block,
+// at most 'residentBlocks' when the variant is persistent.
+uint32_t lineBlocks(uint64_t bytes, const Variant& v, uint64_t residentBlocks);
 
 }  // namespace builtin
 
@@ -73,10 +105,14 @@ public:
 
     Result<Function*> copyKernel();
     Result<Function*> fillKernel();
+    Result<Function*> copyLineKernel();
+    Result<Function*> fillLineKernel();
     // The module is gone (the context's memory is released): the next use loads it again.
     void forget();
     // Loaded in this activation.
     bool loaded();
+    // Loaded, or loaded now.
+    bool usable();
 
 private:
     Status loadLocked();
@@ -86,6 +122,8 @@ private:
     Module* module_ = nullptr;
     Function* copy_ = nullptr;
     Function* fill_ = nullptr;
+    Function* copyLine_ = nullptr;
+    Function* fillLine_ = nullptr;
 };
 
 }  // namespace nvl::core

@@ -151,7 +151,7 @@ Status copyPlaces(Stream& st, Place dst, Place src, uint64_t bytes, Sync sync) {
     // Between device memory: a kernel, at memory speed (small copies stay on
     // the copy engine, and so do overlapping ones: the copy engine gives
     // memmove's result, which nvlite promises). Device-to-device copies never wait.
-    if (dst.kind == Place::Gpu && src.kind == Place::Gpu && builtin::wantCopy(bytes) &&
+    if (dst.kind == Place::Gpu && src.kind == Place::Gpu && builtin::wantCopy(st, bytes) &&
         !builtin::overlap(dst.address, bytes, src.address, bytes))
         return builtin::copy(st, builtin::Box{dst.address, bytes, 0, src.address, bytes, 0, bytes, 1, 1});
     // A device and a pinned side: the copy engine. Blocking copies that touch
@@ -366,7 +366,7 @@ Status fill(Stream& st, uint64_t dst, uint32_t value, uint32_t elementSize, uint
     NVL_ASSIGN_OR_RETURN(bool reached, reach(st, *d, bytes));
     if (!reached) return CUDA_ERROR_NOT_SUPPORTED;  // another device's memory, no peer link
     // Device memory: a kernel when it is large enough.
-    if (d->kind == Place::Gpu && builtin::wantFill(bytes))
+    if (d->kind == Place::Gpu && builtin::wantFill(st, bytes))
         return builtin::fill(st, builtin::Box{dst, bytes, 0, 0, 0, 0, count, 1, 1}, value, elementSize);
     // Fills of pinned host memory are synchronous; of device memory, never.
     return submitFill(st, dst, value, elementSize, count, sync == Sync::Blocking && d->kind == Place::Pinned);
@@ -408,7 +408,7 @@ Status copyRects(Stream& st, const CopySide& dst, const CopySide& src, const Ext
     if (d.kind == Place::Gpu && s.kind == Place::Gpu) {
         const builtin::Box box{dst.address, dst.pitch, dst.slicePitch, src.address, src.pitch, src.slicePitch,
                                extent.width, extent.height, extent.depth};
-        if (builtin::fits(box) && builtin::wantCopy(extent.width * extent.height * extent.depth) &&
+        if (builtin::fits(box) && builtin::wantCopy(st, extent.width * extent.height * extent.depth) &&
             !builtin::overlap(box.dst, builtin::span(box.dstPitch, box.dstSlicePitch, box), box.src,
                               builtin::span(box.srcPitch, box.srcSlicePitch, box)))
             return builtin::copy(st, box);
@@ -437,7 +437,7 @@ Status fill2D(Stream& st, uint64_t dst, uint64_t pitch, uint32_t value, uint32_t
     const bool wait = sync == Sync::Blocking && d->kind == Place::Pinned;
     // Device memory: a kernel when it is large enough (and every line starts
     // on an element).
-    if (d->kind == Place::Gpu && dst % elementSize == 0 && pitch % elementSize == 0 && builtin::wantFill(*bytes)) {
+    if (d->kind == Place::Gpu && dst % elementSize == 0 && pitch % elementSize == 0 && builtin::wantFill(st, *bytes)) {
         const bool packed = height == 1 || pitch == *lineBytes;
         const builtin::Box box{dst, packed ? *lineBytes * height : pitch, 0, 0, 0, 0,
                                packed ? width * height : width, packed ? 1 : height, 1};

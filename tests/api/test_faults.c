@@ -327,9 +327,9 @@ static void test_copy_engine_fault_in_memset(void **state) {
     const double t0 = ts_now();
     /* A memset of device memory may return before it is done (libcuda's
      * cuMemsetD32 is asynchronous to the host): its fault shows at the latest
-     * at the next synchronisation. 64 KiB: below the size from which the
-     * built-in fill kernel does device memsets, so the copy engine does it. */
-    const CUresult r = cuMemsetD32(scratch, 0xdeadbeefu, (64 << 10) / 4);
+     * at the next synchronisation. 32 KiB: below the size from which the
+     * built-in fill kernel does device memsets (64 KiB), so the copy engine does it. */
+    const CUresult r = cuMemsetD32(scratch, 0xdeadbeefu, (32 << 10) / 4);
     if (r != CUDA_SUCCESS) assert_cu(CUDA_ERROR_ILLEGAL_ADDRESS, r);
     assert_fault_by(CUDA_ERROR_ILLEGAL_ADDRESS, t0, cuCtxSynchronize());
     assert_sticky(CUDA_ERROR_ILLEGAL_ADDRESS, &k, scratch);

@@ -1,16 +1,22 @@
 /*
  * The built-in copy and fill kernels on a real GPU (issue 12): device-to-device
- * copies (1-D, 2-D, 3-D) and memsets (D8/D16/D32, 2-D) at sizes above the
- * kernel threshold (off by default in the library; this test sets
- * NVLITE_KERNEL_COPY_MIN / _FILL_MIN to 256 KiB unless the environment has them), at odd sizes, offsets and pitches, with random data; every byte of the
- * destination is checked, including the bytes around the box. Also checked:
+ * copies (1-D, 2-D, 3-D) and memsets (D8/D16/D32, 2-D) at sizes from the
+ * kernel threshold (this test sets NVLITE_KERNEL_COPY_MIN / _FILL_MIN to
+ * 64 KiB unless the environment has them) up, at odd sizes, offsets and
+ * pitches, with random data; every byte of the destination is checked,
+ * including 64 bytes around the work. Every launch variant of the library
+ * (NVLITE_BUILTIN_VARIANT) runs the suite in a process of its own, unless
+ * the environment names one. Also checked:
  * stream order with events across streams (kernel copies and memsets between
  * copy-engine work). Skips without a GPU.
  */
 #define _POSIX_C_SOURCE 200809L  // setenv
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "support/test_support.h"
 
@@ -38,19 +44,21 @@ static void test_copies_1d(void** state) {
     unsigned char* dst = ts_malloc(cap);
     ts_rng rng;
     ts_rng_init(&rng, 1207);
-    const size_t sizes[] = {256 * 1024, 256 * 1024 + 1, 300007, 1 * MiB + 15, 7 * MiB + 3, 64 * MiB + 13};
+    const size_t sizes[] = {64 * 1024, 64 * 1024 + 1, 300007, 1 * MiB + 15, 7 * MiB + 3, 64 * MiB + 13};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
         for (int k = 0; k < 3; ++k) {
             const size_t n = sizes[i], so = ts_rng_below(&rng, 64), dof = ts_rng_below(&rng, 64);
-            ts_fill_random(src, cap, 7000 + i * 10 + (uint64_t)k);
-            ts_fill_random(dst, cap, 8000 + i * 10 + (uint64_t)k);
-            assert_cu_ok(cuMemcpyHtoD(a, src, cap));
-            assert_cu_ok(cuMemcpyHtoD(b, dst, cap));
+            /* The bytes the copy may touch, and 64 beyond them on each side. */
+            const size_t used = n + 128;
+            ts_fill_random(src, used, 7000 + i * 10 + (uint64_t)k);
+            ts_fill_random(dst, used, 8000 + i * 10 + (uint64_t)k);
+            assert_cu_ok(cuMemcpyHtoD(a, src, used));
+            assert_cu_ok(cuMemcpyHtoD(b, dst, used));
             CUstream s = k == 2 ? ts_stream_new(CU_STREAM_NON_BLOCKING) : NULL;
             assert_cu_ok(cuMemcpyDtoDAsync(b + dof, a + so, n, s));
             if (s) assert_cu_ok(cuStreamSynchronize(s));
             memcpy(dst + dof, src + so, n);
-            check_region(dst, b, cap, "1-D device-to-device copy");
+            check_region(dst, b, used, "1-D device-to-device copy");
         }
     }
 }
@@ -58,23 +66,25 @@ static void test_copies_1d(void** state) {
 static void test_fills(void** state) {
     (void)state;
     NEED_GPU();
-    const size_t cap = 16 * MiB + 256;
+    const size_t cap = 64 * MiB + 256;
     CUdeviceptr a = ts_dev_alloc(cap);
     unsigned char* mem = ts_malloc(cap);
     ts_rng rng;
     ts_rng_init(&rng, 1208);
     for (unsigned size = 1; size <= 4; size *= 2) {
-        const size_t counts[] = {256 * 1024 / size, 256 * 1024 / size + 1, 777777 / size, (16 * MiB + 100) / size};
+        /* The largest is above the L2 (streaming variants take their hints). */
+        const size_t counts[] = {64 * 1024 / size, 64 * 1024 / size + 1, 777777 / size, (64 * MiB + 100) / size};
         for (size_t c = 0; c < 4; ++c) {
             const size_t count = counts[c], off = ts_rng_below(&rng, 16) / size * size;
+            const size_t used = off + count * size + 64; /* and 64 bytes beyond */
             const uint32_t value = (uint32_t)ts_rng_next(&rng) | 0x01010101u;
-            ts_fill_random(mem, cap, 9000 + size * 10 + c);
-            assert_cu_ok(cuMemcpyHtoD(a, mem, cap));
+            ts_fill_random(mem, used, 9000 + size * 10 + c);
+            assert_cu_ok(cuMemcpyHtoD(a, mem, used));
             if (size == 1) assert_cu_ok(cuMemsetD8(a + off, (unsigned char)value, count));
             else if (size == 2) assert_cu_ok(cuMemsetD16(a + off, (unsigned short)value, count));
             else assert_cu_ok(cuMemsetD32(a + off, value, count));
             for (size_t i = 0; i < count * size; ++i) mem[off + i] = (unsigned char)(value >> (8 * (i % size)));
-            check_region(mem, a, cap, "memset");
+            check_region(mem, a, used, "memset");
         }
     }
     /* 2-D: 2-byte elements, lines with gaps. */
@@ -163,9 +173,12 @@ static void test_order_with_events(void** state) {
     }
 }
 
-int main(void) {
-    setenv("NVLITE_KERNEL_COPY_MIN", "256k", 0);
-    setenv("NVLITE_KERNEL_FILL_MIN", "256k", 0);
+/* The launch variants of the library (lib/core/builtin.h, kVariants): each
+ * runs the whole suite in a process of its own (the library reads
+ * NVLITE_BUILTIN_VARIANT once). */
+static const char* const kVariantNames[] = {"vec", "stream", "vec512", "vec1024", "stream512", "flat", "flatstream", "box"};
+
+static int run_suite(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_copies_1d, ts_hw_ctx_setup, ts_ctx_teardown),
         cmocka_unit_test_setup_teardown(test_fills, ts_hw_ctx_setup, ts_ctx_teardown),
@@ -173,4 +186,33 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_order_with_events, ts_hw_ctx_setup, ts_ctx_teardown),
     };
     return cmocka_run_group_tests_name("hw_builtin", tests, NULL, NULL);
+}
+
+int main(int argc, char** argv) {
+    (void)argc;
+    setenv("NVLITE_KERNEL_COPY_MIN", "64k", 0);
+    setenv("NVLITE_KERNEL_FILL_MIN", "64k", 0);
+    /* A variant named by the environment (or by the parent run): that one. */
+    if (getenv("NVLITE_BUILTIN_VARIANT")) {
+        printf("variant %s\n", getenv("NVLITE_BUILTIN_VARIANT"));
+        fflush(stdout);
+        return run_suite();
+    }
+    int failed = 0;
+    for (size_t i = 0; i < sizeof kVariantNames / sizeof kVariantNames[0]; ++i) {
+        fflush(stdout);
+        const pid_t pid = fork();
+        if (pid < 0) return 1;
+        if (pid == 0) {
+            setenv("NVLITE_BUILTIN_VARIANT", kVariantNames[i], 1);
+            execv("/proc/self/exe", argv);
+            _exit(127);
+        }
+        int status = 0;
+        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "hw_builtin: variant %s FAILED (status %#x)\n", kVariantNames[i], status);
+            failed = 1;
+        }
+    }
+    return failed;
 }

@@ -38,7 +38,10 @@ inline int __ffs(int x) { return x == 0 ? 0 : __builtin_ctz(static_cast<unsigned
 #define NVL_BUILTIN_HOST 1
 #define NVL_DEVICE inline
 #define NVL_KERNEL static void
+#define NVL_LINE_KERNEL static void
 #define NVL_UNROLL
+#define NVL_LOAD_STREAM(p) (*(p))
+#define NVL_STORE_STREAM(p, v) (*(p) = (v))
 #include "../../builtin/kernels.cu"
 
 namespace {
@@ -66,6 +69,29 @@ void runGrid(void (*kernel)(const abi::Args), const abi::Args& base, uint64_t li
         }
     }
 }
+
+// Runs every thread of a line kernel's grid as the library launches it for
+// 'bytes' of work under variant 'v' (SMs holding 2048 threads each).
+void runLine(void (*kernel)(const abi::Args), const abi::Args& base, uint64_t bytes,
+             const nvl::core::builtin::Variant& v, uint32_t smCount) {
+    const uint32_t blocks = nvl::core::builtin::lineBlocks(bytes, v, uint64_t{smCount} * (2048 / v.threads));
+    abi::Args a = base;
+    a.magic = abi::kMagic;
+    a.op = a.op == abi::kOpCopy ? abi::kOpCopyLine : abi::kOpFillLine;
+    if (v.stream) a.flags = abi::kFlagStream;
+    gridDim = Dim3{blocks, 1, 1};
+    blockDim = Dim3{v.threads, 1, 1};
+    for (unsigned b = 0; b < blocks; ++b) {
+        blockIdx = Dim3{b, 0, 0};
+        for (unsigned t = 0; t < v.threads; ++t) {
+            threadIdx = Dim3{t, 0, 0};
+            kernel(a);
+        }
+    }
+}
+
+// Which kernel the checks run: the 2-D/3-D one, or the line one under a variant.
+const nvl::core::builtin::Variant* g_line = nullptr;
 
 // Memory whose last byte is followed by a page the process may not touch.
 struct Fenced {
@@ -122,7 +148,8 @@ void checkCopy(uint64_t width, uint64_t lines, uint64_t slices, uint64_t dstOff,
     a.srcPitch = srcPitch;
     a.dstSlicePitch = dstSlice;
     a.srcSlicePitch = srcSlice;
-    runGrid(nvl_builtin_copy, a, width, smCount);
+    if (g_line) runLine(nvl_builtin_copy_line, a, width, *g_line, smCount);
+    else runGrid(nvl_builtin_copy, a, width, smCount);
     if (memcmp(want.data(), dstBuf.data(), want.size()) != 0) {
         size_t i = 0;
         while (want[i] == dstBuf[i]) ++i;
@@ -159,7 +186,8 @@ void checkFill(uint64_t count, uint32_t size, uint64_t lines, uint64_t pad, uint
     a.dstPitch = pitch;
     a.value = value;
     a.elementSize = size;
-    runGrid(nvl_builtin_fill, a, lineBytes, smCount);
+    if (g_line) runLine(nvl_builtin_fill_line, a, lineBytes, *g_line, smCount);
+    else runGrid(nvl_builtin_fill, a, lineBytes, smCount);
     if (memcmp(want.data(), buf.data(), want.size()) != 0) {
         size_t i = 0;
         while (want[i] == buf[i]) ++i;
@@ -235,6 +263,39 @@ void test_fill_sizes_offsets_elements(void**) {
     }
 }
 
+// The line kernels under every variant's launch, at odd sizes and offsets.
+void test_line_kernels_every_variant(void**) {
+    std::mt19937_64 rng(1204);
+    const uint64_t sizes[] = {1, 15, 16, 17, 33, 4093, 65537, 300007};
+    const uint32_t values[] = {0xa5u, 0xbeefu, 0xdeadbeefu};
+    uint64_t seed = 40000;
+    for (const nvl::core::builtin::Variant& v : nvl::core::builtin::kVariants) {
+        if (!v.line) continue;
+        g_line = &v;
+        for (uint64_t n : sizes) {
+            for (int k = 0; k < 3; ++k) checkCopy(n, 1, 1, rng() % 16, rng() % 16, 0, 0, 0, kSmCounts[rng() % 3], ++seed);
+            checkCopy(n, 1, 1, 5, 5, 0, 0, 0, kSmCounts[rng() % 3], ++seed);  // agreeing modulo 16: vector body
+            for (uint32_t size : {1u, 2u, 4u})
+                checkFill(n, size, 1, 0, rng() % (16 / size), values[rng() % 3], kSmCounts[rng() % 3], ++seed);
+        }
+        g_line = nullptr;
+    }
+}
+
+// Line-kernel grids: one chunk per block, capped at the resident blocks when persistent.
+void test_line_blocks(void**) {
+    using nvl::core::builtin::lineBlocks;
+    for (const nvl::core::builtin::Variant& v : nvl::core::builtin::kVariants) {
+        const uint64_t chunk = uint64_t{v.threads} * abi::kLineUnroll * 16;
+        assert_int_equal(lineBlocks(1, v, 1056), 1);
+        assert_int_equal(lineBlocks(chunk * 3 + 1, v, 1056), 4);
+        const uint32_t big = lineBlocks(uint64_t{1} << 30, v, 1056);
+        if (v.persistent) assert_int_equal(big, 1056);
+        else assert_int_equal(big, (uint64_t{1} << 30) / chunk + 1);
+        assert_true(lineBlocks(uint64_t{1} << 62, v, 1056) <= INT32_MAX);
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -243,6 +304,8 @@ int main() {
         cmocka_unit_test(test_copy_1d_odd_sizes_and_offsets),
         cmocka_unit_test(test_copy_2d_3d_boxes),
         cmocka_unit_test(test_fill_sizes_offsets_elements),
+        cmocka_unit_test(test_line_kernels_every_variant),
+        cmocka_unit_test(test_line_blocks),
     };
     return cmocka_run_group_tests_name("builtin_kernels", tests, nullptr, nullptr);
 }

@@ -232,6 +232,51 @@ void test_2d_and_3d_between_device_memory(void**) {
     (void)rng;
 }
 
+// Which kernel takes which shape: 1-D copies and fills, and 2-D copies whose
+// lines lie back to back, the line kernels; 2-D copies with gaps between
+// lines, the box kernel.
+std::vector<unsigned> launchedOps() {
+    std::vector<unsigned> ops;
+    for (const auto& r : sim::launches()) {
+        nvl::builtin::Args a;
+        assert_true(r.cb0.size() >= 0x210 + sizeof a);
+        memcpy(&a, r.cb0.data() + 0x210, sizeof a);
+        assert_int_equal(a.magic, nvl::builtin::kMagic);
+        ops.push_back(a.op);
+    }
+    return ops;
+}
+
+void test_shapes_pick_their_kernel(void**) {
+    const size_t n = 5 * kMin + 3, lines = 7, pitch = 5 * kMin + 64;
+    CUdeviceptr a = ts_dev_alloc(pitch * lines), b = ts_dev_alloc(pitch * lines);
+    std::vector<uint8_t> src(pitch * lines);
+    ts_fill_random(src.data(), src.size(), 1210);
+    assert_cu_ok(cuMemcpyHtoD(a, src.data(), src.size()));
+    assert_cu_ok(cuCtxSynchronize());
+    sim::clearLaunches();
+    assert_cu_ok(cuMemcpyDtoD(b + 1, a + 2, n));
+    assert_cu_ok(cuMemsetD32(b, 0x01020304u, n / 4));
+    CUDA_MEMCPY2D c{};
+    c.srcMemoryType = c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.srcDevice = a;
+    c.dstDevice = b;
+    c.WidthInBytes = n;
+    c.Height = lines;
+    c.srcPitch = c.dstPitch = pitch;  // gaps: the box kernel
+    assert_cu_ok(cuMemcpy2D(&c));
+    std::vector<uint8_t> got(n);
+    assert_cu_ok(cuMemcpyDtoH(got.data(), b + (lines - 1) * pitch, n));
+    assert_bytes_equal(&src[(lines - 1) * pitch], got.data(), n);
+    c.srcPitch = c.dstPitch = n;  // back to back: one line
+    assert_cu_ok(cuMemcpy2D(&c));
+    assert_cu_ok(cuMemcpyDtoH(got.data(), b + (lines - 1) * n, n));
+    assert_bytes_equal(&src[(lines - 1) * n], got.data(), n);
+    const std::vector<unsigned> want = {nvl::builtin::kOpCopyLine, nvl::builtin::kOpFillLine, nvl::builtin::kOpCopy,
+                                        nvl::builtin::kOpCopyLine};
+    assert_true(launchedOps() == want);
+}
+
 void test_host_memory_never_goes_to_a_kernel(void**) {
     const size_t n = 5 * kMin + 3;
     unsigned char* pinned = ts_pinned_alloc(n);
@@ -322,6 +367,7 @@ int main() {
         cmocka_unit_test_setup_teardown(test_copies_odd_sizes_offsets, ts_ctx_setup, ts_ctx_teardown),
         cmocka_unit_test_setup_teardown(test_fills_odd_sizes_offsets, ts_ctx_setup, ts_ctx_teardown),
         cmocka_unit_test_setup_teardown(test_2d_and_3d_between_device_memory, ts_ctx_setup, ts_ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_shapes_pick_their_kernel, ts_ctx_setup, ts_ctx_teardown),
         cmocka_unit_test_setup_teardown(test_host_memory_never_goes_to_a_kernel, ts_ctx_setup, ts_ctx_teardown),
         cmocka_unit_test_setup_teardown(test_order_across_streams_and_engines, ts_ctx_setup, ts_ctx_teardown),
         cmocka_unit_test_teardown(test_reloaded_after_primary_reset, ts_check_no_current_context),

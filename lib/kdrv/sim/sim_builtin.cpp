@@ -46,20 +46,30 @@ BuiltinRun runBuiltinKernel(GpuVaSpace& va, const LaunchRecord& launch, uint64_t
     builtin::Args a;
     if (cb0.size() < kParamBase + sizeof a) return BuiltinRun::NotBuiltin;
     std::memcpy(&a, cb0.data() + kParamBase, sizeof a);
-    if (a.magic != builtin::kMagic || (a.op != builtin::kOpCopy && a.op != builtin::kOpFill))
+    if (a.magic != builtin::kMagic || a.op < builtin::kOpCopy || a.op > builtin::kOpFillLine)
         return BuiltinRun::NotBuiltin;
     // What the kernel's indexing takes for granted (builtin_abi.h).
     uint8_t code[16];
     if (!va.read(launch.programAddress, code, sizeof code, faultVa)) return BuiltinRun::Faulted;
     const uint64_t threads = uint64_t{launch.grid[0]} * launch.grid[1] * launch.grid[2] * launch.block[0] *
                              launch.block[1] * launch.block[2];
+    const bool line = a.op == builtin::kOpCopyLine || a.op == builtin::kOpFillLine;
     const bool pow2 = a.lineThreads != 0 && (a.lineThreads & (a.lineThreads - 1)) == 0;
-    if (launch.block[0] != builtin::kBlockThreads || launch.block[1] != 1 || launch.block[2] != 1 ||
+    if (line) {
+        // Line kernels: whole warps, one dimension, one line; the head and
+        // tail bytes (up to 15 each) need that many threads, which one warp has.
+        if (launch.block[0] % 32 != 0 || launch.block[0] == 0 || launch.block[0] > builtin::kLineMaxThreads ||
+            launch.block[1] != 1 || launch.block[2] != 1 || launch.grid[0] == 0 || launch.grid[1] != 1 ||
+            launch.grid[2] != 1 || a.lines != 1 || a.slices != 1 || a.width == 0 ||
+            (a.flags & ~builtin::kFlagStream) != 0)
+            return BuiltinRun::Faulted;
+    } else if (launch.block[0] != builtin::kBlockThreads || launch.block[1] != 1 || launch.block[2] != 1 ||
         launch.grid[1] != 1 || launch.grid[2] != 1 || !pow2 || a.lineThreads < 32 || threads % a.lineThreads != 0 ||
         a.lines == 0 || a.slices == 0 || a.lines > UINT32_MAX || a.slices > UINT32_MAX || a.width == 0)
         return BuiltinRun::Faulted;
     std::vector<uint8_t> buffer;
-    if (a.op == builtin::kOpFill) {
+    const bool copy = a.op == builtin::kOpCopy || a.op == builtin::kOpCopyLine;
+    if (!copy) {
         if (a.elementSize != 1 && a.elementSize != 2 && a.elementSize != 4) return BuiltinRun::Faulted;
         // A piece of the pattern, a whole number of elements long.
         buffer.resize(kPiece);
@@ -68,7 +78,7 @@ BuiltinRun runBuiltinKernel(GpuVaSpace& va, const LaunchRecord& launch, uint64_t
     for (uint64_t z = 0; z < a.slices; ++z) {
         for (uint64_t y = 0; y < a.lines; ++y) {
             const uint64_t dst = a.dst + z * a.dstSlicePitch + y * a.dstPitch;
-            const bool ok = a.op == builtin::kOpCopy
+            const bool ok = copy
                                 ? copyLine(va, dst, a.src + z * a.srcSlicePitch + y * a.srcPitch, a.width, buffer, faultVa)
                                 : fillLine(va, dst, a.width * a.elementSize, buffer, faultVa);
             if (!ok) return BuiltinRun::Faulted;
