@@ -145,6 +145,15 @@ T* pinned(Handle h) {
     return raw;
 }
 
+// Where a kernel's parameters start in its constant bank 0, and the bank's size.
+void describeBank0(const loader::Kernel& k, const hw::ComputeState& state, hw::KernelDescriptor& d) {
+    // A kernel without EIATTR_PARAM_CBANK has no parameters: they would
+    // start after its bank 0, which holds at least the driver area.
+    d.paramBase = k.params.empty() && k.paramBytes == 0 ? std::max(k.paramBase, hw::Launch::driverAreaBytes(state))
+                                                        : k.paramBase;
+    d.cbuf0Bytes = std::max<uint32_t>(k.constBank0Bytes, d.paramBase + k.paramBytes);
+}
+
 // The launch path's description of a kernel of an image placed at 'base'.
 hw::KernelDescriptor describe(const loader::Kernel& k, uint64_t base, const hw::ComputeState& state) {
     hw::KernelDescriptor d;
@@ -153,11 +162,7 @@ hw::KernelDescriptor describe(const loader::Kernel& k, uint64_t base, const hw::
     d.registers = k.registers;
     d.barriers = std::max<uint32_t>(k.numBarriers, 1);
     d.sharedWindowBytes = k.sharedWindowBytes;
-    // A kernel without EIATTR_PARAM_CBANK has no parameters: they would
-    // start after its bank 0, which holds at least the driver area.
-    d.paramBase = k.params.empty() && k.paramBytes == 0 ? std::max(k.paramBase, hw::Launch::driverAreaBytes(state))
-                                                        : k.paramBase;
-    d.cbuf0Bytes = std::max<uint32_t>(k.constBank0Bytes, d.paramBase + k.paramBytes);
+    describeBank0(k, state, d);
     d.userConstantsVa = 0;
     for (const loader::ConstantBank& b : k.banks) {
         d.banks.push_back({b.bank, base + b.imageOffset, static_cast<uint32_t>(b.size)});
@@ -207,8 +212,11 @@ Result<Module*> Module::load(Context& ctx, loader::Image image, Library* owner, 
     // 64 KiB) would make every launch write where it must not: a corrupt
     // image, refused before anything is made of it.
     const hw::ComputeState state = ctx.computeState();
-    for (const loader::Kernel& k : image.kernels)
-        if (!hw::Launch::acceptsKernel(describe(k, 0, state), state)) return CUDA_ERROR_INVALID_IMAGE;
+    for (const loader::Kernel& k : image.kernels) {
+        hw::KernelDescriptor bank0;  // all acceptsKernel reads: no bank list built at load
+        describeBank0(k, state, bank0);
+        if (!hw::Launch::acceptsKernel(bank0, state)) return CUDA_ERROR_INVALID_IMAGE;
+    }
     std::shared_ptr<Module> m(new Module(ctx.shared_from_this(), owner));
     const Device& dev = ctx.device();
     m->generation_ = ctx.generation();

@@ -73,7 +73,7 @@ Status readGlobals(const ElfFile& elf, const Layout& layout, Image& image) {
         // st_other bit 2 marks __managed__ variables (nvcc 13 and NVRTC 13 cubins).
         constexpr uint8_t kStoCudaManaged = 0x04;
         image.globals.push_back(
-            {sym.name, layout.offset[sym.section] + rel, sym.size, (sym.other & kStoCudaManaged) != 0});
+            {std::string(sym.name), layout.offset[sym.section] + rel, sym.size, (sym.other & kStoCudaManaged) != 0});
     }
     return kOk;
 }
@@ -94,7 +94,7 @@ Status readRelocations(const ElfFile& elf, const Layout& layout, Image& image) {
             if (r.type == reloc::kNone) continue;
             uint32_t width = reloc::patchWidth(r.type);
             if (width == 0) {
-                if (trace::driver()) trace::print("loader: unsupported relocation type 0x%x in %s", r.type, s.name.c_str());
+                if (trace::driver()) trace::print("loader: unsupported relocation type 0x%x in %s", r.type, s.name.data());
                 return CUDA_ERROR_INVALID_IMAGE;
             }
             uint64_t site = target.relative(r.offset);
@@ -107,11 +107,11 @@ Status readRelocations(const ElfFile& elf, const Layout& layout, Image& image) {
                 return CUDA_ERROR_INVALID_IMAGE;
             if (sym.section == SHN_UNDEF && !sym.name.empty()) {
                 // vprintf, malloc, ...: the device runtime's (devrt::link).
-                image.externs.push_back({at, r.type, sym.name, addend});
+                image.externs.push_back({at, r.type, std::string(sym.name), addend});
                 continue;
             }
             if (!layout.placed(sym.section)) {
-                if (trace::driver()) trace::print("loader: relocation against unresolved symbol '%s'", sym.name.c_str());
+                if (trace::driver()) trace::print("loader: relocation against unresolved symbol '%s'", sym.name.data());
                 return CUDA_ERROR_INVALID_IMAGE;
             }
             const ElfSection& home = *elf.section(sym.section);
@@ -146,8 +146,8 @@ Status checkSection(const ElfFile& elf, const ElfSection& s) {
     }
     if (s.type == kShtCudaInfo) {
         if (s.info >= count) return CUDA_ERROR_INVALID_IMAGE;
-        NVL_ASSIGN_OR_RETURN(auto records, nvinfo::parse(s.data));
-        for (const nvinfo::Record& r : records) {
+        for (uint64_t off = 0; off < s.data.size();) {
+            NVL_ASSIGN_OR_RETURN(nvinfo::Record r, nvinfo::next(s.data, &off));
             uint32_t sym;
             if (r.format == nvinfo::kSval && namesSymbol(r.attribute) &&
                 (!nvinfo::word(r, 0, &sym) || sym >= elf.symbols().size()))

@@ -79,8 +79,9 @@ Status readFunctionInfo(const ElfFile& elf, std::map<uint32_t, FunctionInfo>* ou
     return kOk;
 }
 
-Status rejectLibrary(const char* why, const std::string& what) {
-    if (trace::driver()) trace::print("loader: device runtime unusable: %s %s", why, what.c_str());
+Status rejectLibrary(const char* why, std::string_view what) {
+    if (trace::driver())
+        trace::print("loader: device runtime unusable: %s %.*s", why, static_cast<int>(what.size()), what.data());
     return CUDA_ERROR_INVALID_IMAGE;
 }
 
@@ -96,7 +97,7 @@ std::map<std::string, std::set<std::string>> externsByKernel(const ElfFile& elf,
         for (uint64_t off = 0; inBounds(off, 8, s.data.size()); off += 8)
             calls.emplace(readLe<uint32_t>(s.data.data() + off), readLe<uint32_t>(s.data.data() + off + 4));
     }
-    auto undefinedName = [&](uint32_t index) -> const std::string* {
+    auto undefinedName = [&](uint32_t index) -> const std::string_view* {
         if (index == 0 || index >= syms.size() || syms[index].section != SHN_UNDEF || syms[index].name.empty())
             return nullptr;
         return &syms[index].name;
@@ -111,7 +112,7 @@ std::map<std::string, std::set<std::string>> externsByKernel(const ElfFile& elf,
                     if (r.attribute != nvinfo::kExterns || r.format != nvinfo::kSval) continue;
                     uint32_t index;
                     for (size_t i = 0; nvinfo::word(r, i, &index); ++i)
-                        if (const std::string* n = undefinedName(index)) names.insert(*n);
+                        if (const std::string_view* n = undefinedName(index)) names.emplace(*n);
                 }
             }
         }
@@ -125,7 +126,7 @@ std::map<std::string, std::set<std::string>> externsByKernel(const ElfFile& elf,
             if (!seen.insert(caller).second) continue;
             auto [first, last] = calls.equal_range(caller);
             for (auto it = first; it != last; ++it) {
-                if (const std::string* n = undefinedName(it->second)) names.insert(*n);
+                if (const std::string_view* n = undefinedName(it->second)) names.emplace(*n);
                 else if (it->second < syms.size()) todo.push_back(it->second);
             }
         }

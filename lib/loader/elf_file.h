@@ -1,17 +1,22 @@
-// A validated view of an ELF64 image through libelf: sections with their
+// A validated view of an ELF64 little-endian image: sections with their
 // names and bytes, symbols, relocation entries. Of CUDA it knows only which
 // sections have no bytes in the file.
+//
+// It reads the headers itself (memcpy of each header: the bytes may sit at
+// any alignment) and borrows the bytes: names and section contents point
+// into them, so they must outlive the ElfFile (every user opens one for the
+// duration of a call). Nothing is copied and nothing but the section and
+// symbol tables is allocated: a module load parses a cubin in microseconds.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
 #include "loader/bytes.h"
-
-struct Elf;  // libelf
 
 namespace nvl::loader {
 
@@ -28,7 +33,7 @@ inline bool hasFileBytes(uint32_t sectionType) {
 
 struct ElfSection {
     uint32_t index = 0;
-    std::string name;
+    std::string_view name;   // NUL-terminated in the image (name.data() is a C string)
     uint32_t type = 0;
     uint64_t flags = 0;
     uint64_t addr = 0;
@@ -43,7 +48,7 @@ struct ElfSection {
 };
 
 struct ElfSymbol {
-    std::string name;
+    std::string_view name;   // NUL-terminated in the image
     uint32_t section = 0;    // st_shndx (0: undefined; >= SHN_LORESERVE: special)
     uint64_t value = 0, size = 0;
     uint8_t type = 0, bind = 0, other = 0;
@@ -59,20 +64,21 @@ struct ElfRelocation {
 
 class ElfFile {
 public:
-    // Copies the bytes and checks the header, the section header table, every
-    // section's file range and names. CUDA_ERROR_INVALID_IMAGE when any is off.
+    // Checks the header, the section header table, every section's file
+    // range and names, the symbol table. CUDA_ERROR_INVALID_IMAGE when any is
+    // off. 'bytes' must outlive the ElfFile.
     static Result<std::unique_ptr<ElfFile>> open(Bytes bytes);
-    ~ElfFile();
+    ~ElfFile() = default;
     ElfFile(const ElfFile&) = delete;
     ElfFile& operator=(const ElfFile&) = delete;
 
     // Bytes of the image.
-    size_t size() const { return buffer_.size(); }
+    size_t size() const { return file_.size(); }
     const std::vector<ElfSection>& sections() const { return sections_; }
     const ElfSection* section(uint32_t index) const {
         return index < sections_.size() ? &sections_[index] : nullptr;
     }
-    const ElfSection* find(const std::string& name) const;
+    const ElfSection* find(std::string_view name) const;
     // The SHT_SYMTAB symbols (index 0 is the null symbol); empty without one.
     const std::vector<ElfSymbol>& symbols() const { return symbols_; }
     uint32_t symtabIndex() const { return symtab_; }
@@ -83,8 +89,7 @@ private:
     ElfFile() = default;
     Status load();
 
-    std::vector<char> buffer_;  // libelf reads this copy
-    ::Elf* elf_ = nullptr;
+    Bytes file_;
     std::vector<ElfSection> sections_;
     std::vector<ElfSymbol> symbols_;
     uint32_t symtab_ = 0;

@@ -3,7 +3,9 @@
 #include <elf.h>
 
 #include <algorithm>
-#include <map>
+#include <array>
+#include <optional>
+#include <string_view>
 
 #include "common/trace.h"
 #include "loader/nv_info.h"
@@ -39,36 +41,42 @@ bool reservesShared(const ElfFile& elf) {
     return false;
 }
 
-// Per-function values of the module-wide .nv.info, keyed by symbol index.
+// Per-function values of the module-wide .nv.info, by symbol index (one
+// entry per symbol: no map nodes to allocate).
 struct ModuleInfo {
-    std::map<uint32_t, uint32_t> registers, frame, minStack;
+    static constexpr uint32_t kAbsent = UINT32_MAX;
+    struct Values {
+        uint32_t registers = kAbsent, frame = kAbsent, minStack = kAbsent;
+    };
+    std::vector<Values> bySymbol;
 };
 
 Status readModuleInfo(const ElfFile& elf, ModuleInfo* out) {
+    out->bySymbol.assign(elf.symbols().size(), {});
     for (const ElfSection& s : elf.sections()) {
         if (s.type != nvinfo::kShtCudaInfo || s.info != 0) continue;
-        NVL_ASSIGN_OR_RETURN(auto records, nvinfo::parse(s.data));
-        for (const auto& r : records) {
-            std::map<uint32_t, uint32_t>* target = nullptr;
+        for (uint64_t off = 0; off < s.data.size();) {
+            NVL_ASSIGN_OR_RETURN(nvinfo::Record r, nvinfo::next(s.data, &off));
+            uint32_t ModuleInfo::Values::*field;
             switch (r.attribute) {
-            case nvinfo::kRegcount: target = &out->registers; break;
-            case nvinfo::kFrameSize: target = &out->frame; break;
-            case nvinfo::kMinStackSize: target = &out->minStack; break;
+            case nvinfo::kRegcount: field = &ModuleInfo::Values::registers; break;
+            case nvinfo::kFrameSize: field = &ModuleInfo::Values::frame; break;
+            case nvinfo::kMinStackSize: field = &ModuleInfo::Values::minStack; break;
             default: continue;
             }
             uint32_t sym, value;
-            if (r.format != nvinfo::kSval || !nvinfo::word(r, 0, &sym) || !nvinfo::word(r, 1, &value))
+            if (r.format != nvinfo::kSval || !nvinfo::word(r, 0, &sym) || !nvinfo::word(r, 1, &value) ||
+                sym >= out->bySymbol.size())
                 return CUDA_ERROR_INVALID_IMAGE;
-            (*target)[sym] = value;
+            out->bySymbol[sym].*field = value;
         }
     }
     return kOk;
 }
 
-bool lookup(const std::map<uint32_t, uint32_t>& m, uint32_t key, uint32_t* out) {
-    auto it = m.find(key);
-    if (it == m.end()) return false;
-    *out = it->second;
+bool lookup(const ModuleInfo& m, uint32_t ModuleInfo::Values::*field, uint32_t symbol, uint32_t* out) {
+    if (symbol >= m.bySymbol.size() || m.bySymbol[symbol].*field == ModuleInfo::kAbsent) return false;
+    *out = m.bySymbol[symbol].*field;
     return true;
 }
 
@@ -86,9 +94,9 @@ Status readThree(const nvinfo::Record& r, uint32_t out[3]) {
 
 // The per-kernel .nv.info.<kernel> records.
 Status readKernelInfo(Bytes section, Kernel& k, ParamCbank* cbank) {
-    NVL_ASSIGN_OR_RETURN(auto records, nvinfo::parse(section));
     int64_t cbankParamSize = -1;
-    for (const auto& r : records) {
+    for (uint64_t off = 0; off < section.size();) {
+        NVL_ASSIGN_OR_RETURN(nvinfo::Record r, nvinfo::next(section, &off));
         switch (r.attribute) {
         case nvinfo::kKparamInfo:
         case nvinfo::kKparamInfoV2: {
@@ -153,7 +161,7 @@ Status readBanks(const ElfFile& elf, const Layout& layout, uint32_t text, const 
         if (cbank.symbol >= syms.size()) return CUDA_ERROR_INVALID_IMAGE;
         bank0 = elf.section(syms[cbank.symbol].section);
     }
-    std::map<uint32_t, ConstantBank> banks;
+    std::array<std::optional<ConstantBank>, kMaxBanks> banks;  // by bank number
     for (const ElfSection& s : elf.sections()) {
         uint32_t bank;
         bool perKernel;
@@ -165,8 +173,8 @@ Status readBanks(const ElfFile& elf, const Layout& layout, uint32_t text, const 
             if (perKernel && !cbank.present) bank0 = &s;
             continue;
         }
-        ConstantBank b{bank, layout.offset[s.index], s.size};
-        if (perKernel || !banks.count(bank)) banks[bank] = b;  // a kernel's own bank wins over a module one
+        // A kernel's own bank wins over a module one.
+        if (perKernel || !banks[bank]) banks[bank] = ConstantBank{bank, layout.offset[s.index], s.size};
     }
     if (bank0) {
         uint32_t b;
@@ -176,17 +184,18 @@ Status readBanks(const ElfFile& elf, const Layout& layout, uint32_t text, const 
         k.constBank0Bytes = static_cast<uint32_t>(bank0->size);
         k.constBank0ImageOffset = layout.offset[bank0->index];
     }
-    for (const auto& [n, b] : banks) k.banks.push_back(b);
+    for (const std::optional<ConstantBank>& b : banks)
+        if (b) k.banks.push_back(*b);
     return kOk;
 }
 
 void readShared(const ElfFile& elf, bool reserved, uint32_t text, Kernel& k) {
-    const std::string exact = ".nv.shared." + k.name;
+    constexpr std::string_view kPrefix = ".nv.shared.";
     uint64_t window = 0;
     for (const ElfSection& s : elf.sections()) {
-        if (s.type != SHT_NOBITS || !s.name.starts_with(".nv.shared.") || s.name.starts_with(".nv.shared.reserved."))
+        if (s.type != SHT_NOBITS || !s.name.starts_with(kPrefix) || s.name.starts_with(".nv.shared.reserved."))
             continue;
-        if (s.name == exact || s.info == text) {
+        if (std::string_view(s.name).substr(kPrefix.size()) == k.name || s.info == text) {
             window = s.size;
             break;
         }
@@ -223,10 +232,12 @@ Status readKernels(const ElfFile& elf, const Layout& layout, Image& image) {
         k.textOffset = layout.offset[text.index] + start;
         k.textSize = size;
 
-        if (!lookup(module.registers, i, &k.registers)) k.registers = text.info >> 24;  // pre-sm_90 cubins
+        if (!lookup(module, &ModuleInfo::Values::registers, i, &k.registers))
+            k.registers = text.info >> 24;  // pre-sm_90 cubins
         if (k.registers > kMaxRegisters) return CUDA_ERROR_INVALID_IMAGE;
-        lookup(module.frame, i, &k.frameBytes);
-        if (!lookup(module.minStack, i, &k.localBytesPerThread)) k.localBytesPerThread = k.frameBytes;
+        lookup(module, &ModuleInfo::Values::frame, i, &k.frameBytes);
+        if (!lookup(module, &ModuleInfo::Values::minStack, i, &k.localBytesPerThread))
+            k.localBytesPerThread = k.frameBytes;
 
         ParamCbank cbank;
         for (const ElfSection& s : elf.sections()) {

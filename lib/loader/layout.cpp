@@ -32,7 +32,7 @@ Placement classify(const ElfSection& s) {
 
 }  // namespace
 
-bool constantBankOf(const std::string& name, uint32_t* bank, bool* perKernel) {
+bool constantBankOf(std::string_view name, uint32_t* bank, bool* perKernel) {
     static const char kPrefix[] = ".nv.constant";
     if (!name.starts_with(kPrefix)) return false;
     size_t i = sizeof kPrefix - 1, start = i;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -25,7 +26,7 @@ struct Layout {
 };
 
 // ".nv.constant<N>[.<kernel>]" -> N; false for any other name.
-bool constantBankOf(const std::string& name, uint32_t* bank, bool* perKernel);
+bool constantBankOf(std::string_view name, uint32_t* bank, bool* perKernel);
 
 // Chooses the placement, copies the section bytes into image.bytes and sets
 // zeroFillBytes and alignment. CUDA_ERROR_INVALID_IMAGE for absurd sizes or

@@ -60,8 +60,13 @@ struct Record {
     Bytes payload;   // SVAL only
 };
 
-// Splits a section into records. CUDA_ERROR_INVALID_IMAGE when a record runs
-// past the end or has an unknown format.
+// Reads the record at *offset and moves *offset past it. CUDA_ERROR_INVALID_-
+// IMAGE when the record runs past the end or has an unknown format. Loops
+// over a section with it allocate nothing:
+//   for (uint64_t off = 0; off < s.size();) { NVL_ASSIGN_OR_RETURN(Record r, next(s, &off)); ... }
+Result<Record> next(Bytes section, uint64_t* offset);
+
+// Splits a section into records (next() over the whole section).
 Result<std::vector<Record>> parse(Bytes section);
 
 // u32 number 'index' of an SVAL payload; false when the payload is shorter.

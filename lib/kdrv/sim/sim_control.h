@@ -42,6 +42,7 @@ struct Counters {
     uint64_t nonStallInterrupts = 0;
     uint64_t faults = 0;             // channels stopped by a fault
     uint64_t doorbells = 0;          // doorbell writes noticed
+    uint64_t ioctls = 0;             // ioctls on the sim's device files (RM and UVM)
 };
 
 struct ChannelInfo {

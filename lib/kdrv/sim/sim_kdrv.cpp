@@ -181,6 +181,7 @@ int Sim::ioctl(int fd, unsigned long request, void* arg) {
             g.unlock();
             return ::ioctl(fd, request, arg) < 0 ? -errno : 0;
         }
+        ++gpu_.counters().ioctls;
         if (file->type == FileType::Uvm) {
             rc = uvmIoctl(fd, *file, request, arg);
         } else {
