@@ -661,13 +661,18 @@ endif
 
 # tests/cudart/driver_mix.cu also calls the driver API (linked to the
 # toolkit's stub libcuda.so as programs are: libcuda.so.1, found by RPATH)
-# and loads a fat binary built beside it (tests/cudart/kernels/).
+# and loads a fat binary and PTX built beside it (tests/cudart/kernels/);
+# linking the PTX needs the JIT helper.
 CUDART_MIX_FATBIN := $(BUILD)/tests/cudart/driver_mix_kernel.fatbin
 $(CUDART_MIX_FATBIN): tests/cudart/kernels/driver_mix_kernel.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -fatbin $(CUDART_ARCH) $< -o $@
 $(BUILD)/tests/cudart/driver_mix_static $(BUILD)/tests/cudart/driver_mix_shared: CUDART_LINK += -L$(CUDA_HOME)/lib64/stubs -lcuda
-$(BUILD)/tests/cudart/driver_mix_static $(BUILD)/tests/cudart/driver_mix_shared: $(CUDART_MIX_FATBIN)
+CUDART_MIX_PTX := $(BUILD)/tests/cudart/driver_mix_kernel.ptx
+$(CUDART_MIX_PTX): tests/cudart/kernels/driver_mix_kernel.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -ptx -arch=compute_80 $< -o $@
+$(BUILD)/tests/cudart/driver_mix_static $(BUILD)/tests/cudart/driver_mix_shared: $(CUDART_MIX_FATBIN) $(CUDART_MIX_PTX) $(JIT_HELPER)
 
 # make test-cudart-asan: the runtime-API programs and cuBLAS (as test-cudart)
 # on the AddressSanitizer build of the library (test-asan's, $(ASAN_BUILD)):

@@ -9,7 +9,10 @@
  * cudart's stream; also the primary context that cudart uses shared with a
  * driver-API module, and a thread that uses both APIs and ends. The process
  * then exits with cudart's teardown calling the driver after the library's
- * thread-local state would have been destroyed.
+ * thread-local state would have been destroyed. Also cuda-samples' ptxjit
+ * pattern: the kernel's PTX (driver_mix_kernel.ptx beside the program)
+ * linked with cuLinkCreate / cuLinkAddData / cuLinkComplete, with a wall-time
+ * slot, log buffers and verbose output, into cudart's primary context.
  *
  * Built like runtime_basics.cu (static and shared cudart), linked to
  * nvlite's libcuda.so. On the simulated driver kernels are not run: the
@@ -61,8 +64,9 @@ void checkCu(CUresult actual, const char* expr, int line) {
 }
 #define assert_cu_ok(call) checkCu((call), #call, __LINE__)
 
-// The fat binary beside the program.
+// The fat binary and the PTX beside the program.
 std::vector<char> g_fatbin;
+std::vector<char> g_ptx;
 
 std::vector<char> readBesideProgram(const char* name) {
     char self[4096];
@@ -214,6 +218,54 @@ void test_own_context_and_module(void**) {
     assert_cu_ok(cuCtxDestroy(ctx));
 }
 
+// ptxjit's pattern: cudart's memory, a kernel linked from PTX by the driver
+// (its options as ptxjit passes them), launched on the legacy stream.
+void test_link_ptx_into_cudarts_context(void**) {
+    const int n = 64 * 256 + 37;
+    int* d = nullptr;
+    assert_rt_ok(cudaMalloc(&d, n * sizeof(int)));
+    assert_rt_ok(cudaMemset(d, 0x6b, n * sizeof(int)));
+    static char infoLog[8192], errorLog[8192];
+    CUjit_option options[6] = {CU_JIT_WALL_TIME,          CU_JIT_INFO_LOG_BUFFER,
+                               CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+                               CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
+    void* values[6] = {nullptr,
+                       infoLog,
+                       reinterpret_cast<void*>(static_cast<uintptr_t>(sizeof infoLog)),
+                       errorLog,
+                       reinterpret_cast<void*>(static_cast<uintptr_t>(sizeof errorLog)),
+                       reinterpret_cast<void*>(static_cast<uintptr_t>(1))};
+    CUlinkState link = nullptr;
+    assert_cu_ok(cuLinkCreate(6, options, values, &link));
+    const CUresult added = cuLinkAddData(link, CU_JIT_INPUT_PTX, g_ptx.data(), g_ptx.size(), "driver_mix_kernel.ptx",
+                                         0, nullptr, nullptr);
+    if (added != CUDA_SUCCESS) print_error("link error log: %s\n", errorLog);
+    assert_cu_ok(added);
+    void* cubin = nullptr;
+    size_t cubinSize = 0;
+    assert_cu_ok(cuLinkComplete(link, &cubin, &cubinSize));
+    assert_non_null(cubin);
+    assert_true(cubinSize > 0);
+    CUmodule m = nullptr;
+    assert_cu_ok(cuModuleLoadData(&m, cubin));
+    CUfunction f = nullptr;
+    assert_cu_ok(cuModuleGetFunction(&f, m, "mixIota"));
+    assert_cu_ok(cuLinkDestroy(link));
+    int count = n;
+    void* args[] = {&d, &count};
+    assert_cu_ok(cuLaunchKernel(f, (n + 255) / 256, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr));
+    std::vector<int> back(n, 0);
+    assert_rt_ok(cudaMemcpy(back.data(), d, n * sizeof(int), cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (int i = 0; i < n; ++i) {
+        const int want = onSimulator() ? 0x6b6b6b6b : 3 * i + 1;  // the simulator runs no kernel
+        if (back[i] != want && bad++ < 4) print_error("out[%d] = %d, expected %d\n", i, back[i], want);
+    }
+    assert_int_equal(bad, 0);
+    assert_rt_ok(cudaFree(d));
+    assert_cu_ok(cuModuleUnload(m));
+}
+
 }  // namespace
 
 static void onHang(int) {
@@ -230,6 +282,12 @@ int main(int, char** argv) {
         std::fprintf(stderr, "driver_mix: driver_mix_kernel.fatbin is not beside the program\n");
         return 1;
     }
+    g_ptx = readBesideProgram("driver_mix_kernel.ptx");
+    g_ptx.push_back('\0');
+    if (g_ptx.size() < 2) {
+        std::fprintf(stderr, "driver_mix: driver_mix_kernel.ptx is not beside the program\n");
+        return 1;
+    }
     // As simpleDrvRuntime: the driver first, before any cudart call.
     if (cuInit(0) != CUDA_SUCCESS) {
         std::fprintf(stderr, "driver_mix: cuInit failed\n");
@@ -240,6 +298,7 @@ int main(int, char** argv) {
         cmocka_unit_test(test_own_context_and_module),
         cmocka_unit_test(test_module_in_cudarts_primary_context),
         cmocka_unit_test(test_thread_uses_both_and_ends),
+        cmocka_unit_test(test_link_ptx_into_cudarts_context),
     };
     return cmocka_run_group_tests_name(name, tests, nullptr, nullptr);
 }
