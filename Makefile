@@ -660,3 +660,38 @@ endif
 ifneq ($(NO_BUILD),1)
 test: test-cudart
 endif
+
+# tests/cudart/driver_mix.cu also calls the driver API (linked to the
+# toolkit's stub libcuda.so as programs are: libcuda.so.1, found by RPATH)
+# and loads a fat binary and PTX built beside it (tests/cudart/kernels/);
+# linking the PTX needs the JIT helper.
+CUDART_MIX_FATBIN := $(BUILD)/tests/cudart/driver_mix_kernel.fatbin
+$(CUDART_MIX_FATBIN): tests/cudart/kernels/driver_mix_kernel.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -fatbin $(CUDART_ARCH) $< -o $@
+$(BUILD)/tests/cudart/driver_mix_static $(BUILD)/tests/cudart/driver_mix_shared: CUDART_LINK += -L$(CUDA_HOME)/lib64/stubs -lcuda
+CUDART_MIX_PTX := $(BUILD)/tests/cudart/driver_mix_kernel.ptx
+$(CUDART_MIX_PTX): tests/cudart/kernels/driver_mix_kernel.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -ptx -arch=compute_80 $< -o $@
+$(BUILD)/tests/cudart/driver_mix_static $(BUILD)/tests/cudart/driver_mix_shared: $(CUDART_MIX_FATBIN) $(CUDART_MIX_PTX) $(JIT_HELPER)
+
+# make test-cudart-asan: the runtime-API programs and cuBLAS (as test-cudart)
+# on the AddressSanitizer build of the library (test-asan's, $(ASAN_BUILD)):
+# the programs are nvcc's, so the ASan runtime is preloaded. Catches what
+# glibc only sometimes noticed (issue 13: calls from cudart's atexit
+# teardown into freed per-thread state). Part of test-asan; without nvcc,
+# or without clang's shared ASan runtime, it says so and runs nothing.
+CUDART_ASAN_RT = $(shell $(ASAN_CC) -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null)
+.PHONY: cudart-programs test-cudart-asan
+cudart-programs: $(CUDART_BINS) $(CUDART_CUBLAS) $(if $(CUDART_BINS),driver)
+test-cudart-asan:
+	@if [ -z "$(CUDART_BINS)" ]; then echo "test-cudart-asan: skipped: no nvcc ($(NVCC)) to build the runtime-API programs"; \
+	 elif [ ! -f "$(CUDART_ASAN_RT)" ]; then echo "test-cudart-asan: skipped: no shared ASan runtime from $(ASAN_CC)"; \
+	 else $(ASAN_MAKE) cudart-programs && \
+	   LD_PRELOAD=$(CUDART_ASAN_RT) LD_LIBRARY_PATH=$(abspath $(ASAN_BUILD)/driver)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH} \
+	   NVLITE_DEVICE=sim ASAN_OPTIONS="detect_leaks=0:exitcode=67:$$ASAN_OPTIONS" \
+	   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=68:$$UBSAN_OPTIONS" \
+	   tests/run_tests.sh $(patsubst $(BUILD)/%,$(ASAN_BUILD)/%,$(CUDART_BINS) $(CUDART_CUBLAS)); fi
+test-asan: test-cudart-asan
+ASAN_BINS += $(ASAN_BUILD)/tests/api/test_exit_calls

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "core/thread_state.h"
+
 namespace nvl::core {
 
 namespace {
@@ -12,7 +14,10 @@ struct Holds {
     std::vector<Gate*> passes;
 };
 
-thread_local Holds holds;
+// What the thread's calls hold: it outlives the thread's thread_local
+// destructors and, on the main thread, exit()'s (cudart's atexit teardown
+// makes API calls; core/thread_state.h).
+Holds& threadHolds() { return ThreadState<Holds>::get(); }
 
 }  // namespace
 
@@ -41,10 +46,10 @@ bool Gate::close() {
     return true;
 }
 
-CallScope::CallScope() noexcept { ++holds.depth; }
+CallScope::CallScope() noexcept { ++threadHolds().depth; }
 
 CallScope::~CallScope() {
-    Holds& h = holds;
+    Holds& h = threadHolds();
     if (--h.depth > 0) return;
     // The outermost call of the thread ends: everything goes, passes first.
     while (!h.passes.empty()) {
@@ -56,19 +61,21 @@ CallScope::~CallScope() {
 }
 
 void CallScope::keep(std::shared_ptr<const void> ref) {
-    if (holds.depth > 0 && ref) holds.refs.push_back(std::move(ref));
+    Holds& h = threadHolds();
+    if (h.depth > 0 && ref) h.refs.push_back(std::move(ref));
 }
 
 bool CallScope::use(Gate& gate) {
-    if (holds.depth == 0) return gate.isOpen();
+    Holds& h = threadHolds();
+    if (h.depth == 0) return gate.isOpen();
     if (!gate.enter()) return false;
-    holds.passes.push_back(&gate);
+    h.passes.push_back(&gate);
     return true;
 }
 
 int64_t CallScope::passesHeld(const Gate& gate) {
     int64_t n = 0;
-    for (const Gate* g : holds.passes)
+    for (const Gate* g : threadHolds().passes)
         if (g == &gate) ++n;
     return n;
 }

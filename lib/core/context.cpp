@@ -18,11 +18,16 @@
 #include "core/peer.h"
 #include "core/runtime.h"
 #include "core/staging.h"
+#include "core/thread_state.h"
 
 namespace nvl::core {
 namespace {
 
-thread_local std::vector<std::shared_ptr<Context>> tlsStack;
+// The thread's stack of current contexts: it outlives the thread's
+// thread_local destructors and, on the main thread, exit()'s (cudart's
+// atexit teardown still asks for the current context; core/thread_state.h).
+using ContextStack = std::vector<std::shared_ptr<Context>>;
+ContextStack& threadStack() { return ThreadState<ContextStack>::get(); }
 
 }  // namespace
 
@@ -409,33 +414,38 @@ void Context::releaseLocalMemory() {
 
 namespace current {
 
-Context* top() { return tlsStack.empty() ? nullptr : tlsStack.back().get(); }
+Context* top() {
+    const ContextStack& stack = threadStack();
+    return stack.empty() ? nullptr : stack.back().get();
+}
 
-void push(Context* ctx) { tlsStack.push_back(ctx->shared_from_this()); }
+void push(Context* ctx) { threadStack().push_back(ctx->shared_from_this()); }
 
 Context* pop() {
-    if (tlsStack.empty()) return nullptr;
-    std::shared_ptr<Context> c = std::move(tlsStack.back());
-    tlsStack.pop_back();
+    ContextStack& stack = threadStack();
+    if (stack.empty()) return nullptr;
+    std::shared_ptr<Context> c = std::move(stack.back());
+    stack.pop_back();
     Context* raw = c.get();
     CallScope::keep(std::move(c));  // the caller may still look at it
     return raw;
 }
 
 void set(Context* ctx) {
-    if (tlsStack.empty()) {
-        if (ctx) tlsStack.push_back(ctx->shared_from_this());
+    ContextStack& stack = threadStack();
+    if (stack.empty()) {
+        if (ctx) stack.push_back(ctx->shared_from_this());
     } else if (ctx) {
-        CallScope::keep(std::move(tlsStack.back()));
-        tlsStack.back() = ctx->shared_from_this();
+        CallScope::keep(std::move(stack.back()));
+        stack.back() = ctx->shared_from_this();
     } else {
-        CallScope::keep(std::move(tlsStack.back()));
-        tlsStack.pop_back();
+        CallScope::keep(std::move(stack.back()));
+        stack.pop_back();
     }
 }
 
 void remove(Context* ctx) {
-    std::erase_if(tlsStack, [&](const std::shared_ptr<Context>& c) { return c.get() == ctx; });
+    std::erase_if(threadStack(), [&](const std::shared_ptr<Context>& c) { return c.get() == ctx; });
 }
 
 }  // namespace current

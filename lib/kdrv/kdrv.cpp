@@ -86,8 +86,8 @@ Kdrv& get() {
         const char* dev = std::getenv("NVLITE_DEVICE");
         if (dev && std::strcmp(dev, "sim") == 0) {
             if (Kdrv* k = loadSim()) return *k;
-            static MissingKdrv missing;
-            return missing;
+            static auto* missing = new MissingKdrv();  // never destroyed (see linuxKdrv)
+            return *missing;
         }
         return linuxKdrv();
     }();

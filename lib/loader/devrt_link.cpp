@@ -259,7 +259,8 @@ Result<const Library*> libraryFor(uint32_t sm) {
         std::once_flag once;
         Result<Library> library{CUDA_ERROR_NOT_SUPPORTED};
     };
-    static Slot slots[2];  // sm_8x, sm_9x
+    // sm_8x, sm_9x; never destroyed: modules may load while the process exits.
+    static auto* slots = new Slot[2];
     const uint32_t family = sm / 10;
     if (family != 8 && family != 9) return CUDA_ERROR_NOT_SUPPORTED;
     Slot& slot = slots[family - 8];

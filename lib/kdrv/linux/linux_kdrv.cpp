@@ -47,8 +47,10 @@ public:
 }  // namespace
 
 Kdrv& linuxKdrv() {
-    static LinuxKdrv instance;
-    return instance;
+    // Never destroyed: cudart's atexit teardown releases contexts through it
+    // after the library's static destructors would have run.
+    static auto* instance = new LinuxKdrv();
+    return *instance;
 }
 
 }  // namespace nvl::kdrv
