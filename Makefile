@@ -220,6 +220,8 @@ $(FAKE_NVJITLINK): tests/support/fake_nvjitlink.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(WARN) -O1 -fPIC -shared -fvisibility=hidden $< -o $@
 $(BUILD)/tests/unit/test_jit_isolation: $(FAKE_NVJITLINK) $(CHK_JIT_HELPER) $(JIT_HELPER)
+# The occupancy test compares with the toolkit's calculator where there is one.
+$(BUILD)/tests/unit/test_occupancy: private TEST_CXXFLAGS += $(if $(wildcard $(CUDA_HOME)/include/cuda_occupancy.h),-DNVL_CUDA_OCCUPANCY_H='"$(CUDA_HOME)/include/cuda_occupancy.h"')
 
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)

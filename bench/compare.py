@@ -125,7 +125,9 @@ def verdict(goal, lib, nvl):
 
 def goal_text(goal):
     kind, value = goal
-    return {"ratio<=": f"≤ {value:.2f}×", "ratio>=": f"≥ {value:.2f}×", "max": f"≤ {value} MiB", "info": "—"}[kind]
+    if kind == "info":
+        return "—"
+    return {"ratio<=": f"≤ {value:.2f}×", "ratio>=": f"≥ {value:.2f}×", "max": f"≤ {value} MiB"}[kind]
 
 
 def fmt(v):
@@ -152,6 +154,7 @@ def main():
     ap.add_argument("--variant", action="append", default=[], help="NAME=VAR=VALUE[,VAR=VALUE]: another nvlite column")
     ap.add_argument("--only", default="", help="comma-separated benchmark sections to run (e.g. bench_perf:copy)")
     ap.add_argument("--out", default="", help="also write the table (markdown) here")
+    ap.add_argument("--raw", default="", help="also write every benchmark's whole output here")
     a = ap.parse_args()
 
     bench = os.path.join(a.build, "bench")
@@ -178,6 +181,7 @@ def main():
         keep = set(a.only.split(","))
         runs = [r for r in RUNS if r[0] in keep or f"{r[0]}:{' '.join(r[1])}" in keep]
 
+    raw = open(a.raw, "w") if a.raw else None
     values = {c[0]: {} for c in columns}  # column -> figure -> [values]
     units, order, failures = {}, [], []
     for rnd in range(a.rounds):
@@ -190,6 +194,9 @@ def main():
                     continue
                 cmd = ([launcher] if lib == "nvlite" else []) + [exe, col] + args
                 rc, text = run(cmd, env, a.timeout)
+                if raw:
+                    raw.write(f"===== round {rnd + 1} {col}: {' '.join(cmd)} (exit {rc})\n{text}\n")
+                    raw.flush()
                 if rc != 0:
                     failures.append(f"round {rnd + 1}: {col} {prog} {' '.join(args)}: exit {rc}: {text.strip().splitlines()[-1:] }")
                 for fig, (v, u) in parse(text, col).items():

@@ -12,7 +12,6 @@
 #include "core/event.h"
 #include "core/handle_registry.h"
 #include "core/host_func.h"
-#include "core/link.h"
 #include "core/mem_pool.h"
 #include "core/memory.h"
 #include "core/module.h"
@@ -125,13 +124,11 @@ bool Context::deactivate() {
     std::unordered_map<const Stream*, std::shared_ptr<Stream>> streams;
     std::unordered_map<const Event*, std::shared_ptr<Event>> events;
     std::unordered_map<const Module*, std::shared_ptr<Module>> modules;
-    std::unordered_set<const void*> links;
     {
         std::lock_guard streamsLock(streamsMutex_);
         streams.swap(streams_);
         events.swap(events_);
         modules.swap(modules_);
-        links.swap(links_);
         retired_.clear();
     }
     for (auto& [p, st] : streams) {
@@ -143,7 +140,6 @@ bool Context::deactivate() {
         e->detach();
     }
     for (auto& [p, m] : modules) m->forget();
-    for (const void* l : links) (void)Link::destroy(reinterpret_cast<CUlinkState>(const_cast<void*>(l)));
     AddressMap::get().removeContext(this);
     // Channels first: after a fault the waits above return at once, and a
     // copy engine RM did not stop may still use the memory freed below.
@@ -300,16 +296,6 @@ void Context::removeModule(Module* m) {
     if (it == modules_.end()) return;
     gone = std::move(it->second);
     modules_.erase(it);
-}
-
-void Context::addLink(const void* handle) {
-    std::lock_guard lock(streamsMutex_);
-    links_.insert(handle);
-}
-
-void Context::removeLink(const void* handle) {
-    std::lock_guard lock(streamsMutex_);
-    links_.erase(handle);
 }
 
 Result<Context::TimestampSlot> Context::allocTimestamp() {

@@ -18,7 +18,6 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "common/status.h"
@@ -92,13 +91,11 @@ public:
     // Adds the newest work of every blocking stream (what the legacy stream waits for).
     void addBlockingStreamPoints(Dependencies& deps);
 
-    // Events, modules and link states: made in and destroyed with the context.
+    // Events and modules: made in and destroyed with the context.
     void addEvent(std::shared_ptr<Event> e);
     void removeEvent(Event* e);
     void addModule(std::shared_ptr<Module> m);
     void removeModule(Module* m);
-    void addLink(const void* handle);
-    void removeLink(const void* handle);
     // 16-byte slots the GPU writes timestamps into (host memory).
     struct TimestampSlot {
         uint64_t va = 0;
@@ -237,7 +234,6 @@ private:
     Dependencies retired_;
     std::unordered_map<const Event*, std::shared_ptr<Event>> events_;
     std::unordered_map<const Module*, std::shared_ptr<Module>> modules_;
-    std::unordered_set<const void*> links_;
 
     std::mutex hostFunctionsMutex_;
     std::unique_ptr<HostFunctions> hostFunctions_;

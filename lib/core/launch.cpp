@@ -85,15 +85,6 @@ void writeParams(const loader::Kernel& k, const ParamSource& src, uint8_t* out) 
     if (k.paramBytes > written) std::memset(out + written, 0, k.paramBytes - written);
 }
 
-}  // namespace
-
-Result<uint64_t> maxResidentBlocks(const Function& f, uint32_t threads, uint32_t sharedBytes) {
-    NVL_ASSIGN_OR_RETURN(int perSm, maxActiveBlocksPerSm(f, static_cast<int>(threads), sharedBytes, 0));
-    return static_cast<uint64_t>(perSm) * f.module().context().device().info().smCount;
-}
-
-namespace {
-
 // The cluster shape a launch gets: the one given, else the one the kernel
 // requires (__cluster_dims__, or REQUIRED_CLUSTER_* set at run time), else
 // none (zeros). Checked against the grid, the kernel and the device with
@@ -151,12 +142,14 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
         (r.block[0] != k.requiredBlock[0] || r.block[1] != k.requiredBlock[1] || r.block[2] != k.requiredBlock[2]))
         return CUDA_ERROR_INVALID_VALUE;
     const hw::ComputeState state = ctx.computeState();
+    // What the occupancy calculator lets an SM hold: the launch's shared-memory
+    // carveout is sized for it.
+    NVL_ASSIGN_OR_RETURN(const int perSm, maxActiveBlocksPerSm(f, static_cast<int>(threads), r.sharedMemBytes, 0));
     if (r.cooperative) {
         // Every block must be resident at once for a grid-wide barrier (checked
         // before the shared memory, as libcuda: too much of it is too large a grid).
         if (!state.qmd->hasCluster) return CUDA_ERROR_NOT_SUPPORTED;  // needs the sm_90 driver area
-        NVL_ASSIGN_OR_RETURN(uint64_t resident,
-                             maxResidentBlocks(f, static_cast<uint32_t>(threads), r.sharedMemBytes));
+        const uint64_t resident = static_cast<uint64_t>(perSm) * f.module().context().device().info().smCount;
         if (static_cast<uint64_t>(r.grid[0]) * r.grid[1] * r.grid[2] > resident)
             return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
     }
@@ -189,6 +182,7 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
     hw::LaunchGeometry g{{r.grid[0], r.grid[1], r.grid[2]}, {r.block[0], r.block[1], r.block[2]}, r.sharedMemBytes};
     for (int i = 0; i < 3; ++i) g.cluster[i] = cluster[i];
     g.cooperative = r.cooperative;
+    g.blocksPerSm = static_cast<uint32_t>(std::max(perSm, 1));
     g.gridId = nextGridId.fetch_add(1, std::memory_order_relaxed);
     hw::Channel& compute = st.computeChannel();
     const size_t lane = st.laneIndex();

@@ -35,8 +35,4 @@ struct LaunchRequest {
 // submits the launch.
 Status launchKernel(Stream& st, Function& f, const LaunchRequest& r);
 
-// Blocks of 'f' (block 'threads', 'sharedBytes' of dynamic shared memory) the
-// whole GPU holds at once: a cooperative grid's limit.
-Result<uint64_t> maxResidentBlocks(const Function& f, uint32_t threads, uint32_t sharedBytes);
-
 }  // namespace nvl::core

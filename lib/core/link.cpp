@@ -23,13 +23,12 @@ Sessions& sessions() {
 Result<CUlinkState> Link::create(Context& ctx, const loader::JitOptions& jit) {
     const hw::GpuInfo& gi = ctx.device().info();
     NVL_ASSIGN_OR_RETURN(auto linker, loader::Linker::create(gi.smMajor, gi.smMinor, jit));
-    auto link = std::make_shared<Link>(std::move(linker), ctx.shared_from_this());
+    auto link = std::make_shared<Link>(std::move(linker));
     auto handle = reinterpret_cast<CUlinkState>(link.get());
     {
         std::lock_guard lock(sessions().mutex);
         sessions().byHandle.emplace(link.get(), std::move(link));
     }
-    ctx.addLink(handle);
     return handle;
 }
 
@@ -49,18 +48,22 @@ Status Link::destroy(CUlinkState s) {
         last = std::move(it->second);
         sessions().byHandle.erase(it);
     }
-    last->ctx_->removeLink(s);
     return kOk;
 }
 
 Status Link::add(int type, const void* data, size_t size, const char* name) {
     std::lock_guard lock(mutex_);
-    return linker_->add(type, data, size, name);
+    Status st = linker_->add(type, data, size, name);
+    if (!st.ok() && type == CU_JIT_INPUT_CUBIN && failedCubin_.ok()) failedCubin_ = st;
+    return st;
 }
 
 Status Link::addFile(int type, const char* path) {
     std::lock_guard lock(mutex_);
-    return linker_->addFile(type, path);
+    Status st = linker_->addFile(type, path);
+    if (!st.ok() && type == CU_JIT_INPUT_CUBIN && st.code() != CUDA_ERROR_FILE_NOT_FOUND && failedCubin_.ok())
+        failedCubin_ = st;
+    return st;
 }
 
 Status Link::complete(void** cubin, size_t* size) {
@@ -68,6 +71,7 @@ Status Link::complete(void** cubin, size_t* size) {
     // A link state completes once: libcuda 580 answers a second cuLinkComplete
     // with CUDA_ERROR_INVALID_HANDLE (compat_probe misuse-link).
     if (completed_) return CUDA_ERROR_INVALID_HANDLE;
+    if (!failedCubin_.ok()) return failedCubin_;
     NVL_ASSIGN_OR_RETURN(const std::vector<uint8_t>* out, linker_->complete());
     *cubin = const_cast<uint8_t*>(out->data());
     *size = out->size();

@@ -17,7 +17,9 @@ class Link {
 public:
     // 'jit' keeps the caller's log buffers and output slots (cuLinkCreate's
     // optionValues must stay valid until cuLinkDestroy, as in libcuda).
-    // The session belongs to 'ctx': cuCtxDestroy destroys it too.
+    // The session links for the architecture of ctx's device and outlives
+    // ctx, as in libcuda 580 (compat_probe misuse-link: after cuCtxDestroy
+    // it still links with no context current, and cuLinkDestroy succeeds).
     static Result<CUlinkState> create(Context& ctx, const loader::JitOptions& jit);
     // The live session behind a handle, kept alive while the caller holds
     // it (a cuLinkDestroy on another thread cannot free it underneath); or
@@ -32,14 +34,16 @@ public:
     // The linked cubin (valid until destroy).
     Status complete(void** cubin, size_t* size);
 
-    Link(std::unique_ptr<loader::Linker> l, std::shared_ptr<Context> ctx)
-        : linker_(std::move(l)), ctx_(std::move(ctx)) {}
+    explicit Link(std::unique_ptr<loader::Linker> l) : linker_(std::move(l)) {}
 
 private:
     std::mutex mutex_;
     bool completed_ = false;  // under mutex_
+    // A cubin input that failed: libcuda 580 fails the cuLinkComplete that
+    // follows with the same error (other input types do not; compat_probe
+    // misuse-link).
+    Status failedCubin_ = kOk;  // under mutex_
     std::unique_ptr<loader::Linker> linker_;
-    std::shared_ptr<Context> ctx_;
 };
 
 }  // namespace nvl::core

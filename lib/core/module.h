@@ -115,9 +115,6 @@ public:
     // Threads per block the kernel's registers allow (and its own limit).
     uint32_t maxThreadsPerBlock() const { return kernel_limits::maxThreadsPerBlock(kernel_); }
     uint32_t maxThreadsByRegisters() const { return kernel_limits::maxThreadsByRegisters(kernel_); }
-    uint32_t warpsByRegisters(uint32_t registerFile) const {
-        return kernel_limits::warpsByRegisters(kernel_, registerFile);
-    }
 
     // The legacy launch API's state (cuFuncSetBlockShape, cuFuncSetSharedSize,
     // cuParamSet*): what cuLaunch / cuLaunchGrid launch with.

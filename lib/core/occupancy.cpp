@@ -12,15 +12,6 @@
 namespace nvl::core {
 namespace {
 
-// What an SM holds, as the device reports it.
-struct SmLimits {
-    int maxThreads;
-    int maxBlocks;
-    int registers;
-    int sharedBytes;     // largest carveout
-    int reservedShared;  // per block
-};
-
 Result<SmLimits> limitsFor(const Device& d) {
     SmLimits l;
     NVL_ASSIGN_OR_RETURN(l.maxThreads, d.attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR));
@@ -28,10 +19,34 @@ Result<SmLimits> limitsFor(const Device& d) {
     NVL_ASSIGN_OR_RETURN(l.registers, d.attribute(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR));
     NVL_ASSIGN_OR_RETURN(l.sharedBytes, d.attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR));
     NVL_ASSIGN_OR_RETURN(l.reservedShared, d.attribute(CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK));
+    NVL_ASSIGN_OR_RETURN(l.major, d.attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR));
     return l;
 }
 
 }  // namespace
+
+int blocksPerSm(const SmLimits& sm, const BlockUse& b) {
+    constexpr int kWarpSize = 32, kSchedulers = 4, kRegisterUnit = 256, kSharedUnit = 128, kMaxRegisters = 256;
+    constexpr int kRegistersPerBlock = 65536;  // CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK
+    if (b.threads <= 0 || b.threads > 1024 || b.registers > kMaxRegisters) return 0;
+    const int warps = (b.threads + kWarpSize - 1) / kWarpSize;
+    int blocks = std::min(sm.maxBlocks, sm.maxThreads / kWarpSize / warps);
+    // Registers go to warps in 256-register units, each scheduler its quarter
+    // of the file; a block's warps count in fours against the block limit.
+    const int perWarp = static_cast<int>(alignUp(std::max<uint32_t>(b.registers, 1) * kWarpSize, kRegisterUnit));
+    const int schedulerWarps = (kSchedulers - 1 + warps) / kSchedulers * kSchedulers;
+    if (perWarp * schedulerWarps > kRegistersPerBlock) return 0;
+    blocks = std::min(blocks, sm.registers / kSchedulers / perWarp * kSchedulers / warps);
+    // Named barriers (sm_90 on): an SM has two for each block it may hold,
+    // and a block takes as many as the kernel uses (at least one, the QMD's
+    // BARRIER_COUNT).
+    if (sm.major >= 9) blocks = std::min(blocks, 2 * sm.maxBlocks / static_cast<int>(std::max<uint32_t>(b.barriers, 1)));
+    // Shared memory, 128-byte units, with the per-block reservation.
+    const size_t perBlock = alignUp(b.sharedBytes + static_cast<size_t>(sm.reservedShared), kSharedUnit);
+    if (perBlock > static_cast<size_t>(sm.sharedBytes)) return 0;
+    blocks = std::min<int>(blocks, static_cast<int>(static_cast<size_t>(sm.sharedBytes) / perBlock));
+    return std::max(blocks, 0);
+}
 
 Result<int> maxActiveBlocksPerSm(const Function& f, int blockSize, size_t dynamicSmemBytes, unsigned flags) {
     if (blockSize <= 0) return CUDA_ERROR_INVALID_VALUE;
@@ -42,15 +57,7 @@ Result<int> maxActiveBlocksPerSm(const Function& f, int blockSize, size_t dynami
     if (dynamicSmemBytes > f.settings.maxDynamicSharedBytes.load(std::memory_order_relaxed)) return 0;
     NVL_ASSIGN_OR_RETURN(const SmLimits sm, limitsFor(f.module().context().device()));
     const loader::Kernel& k = f.kernel();
-    const int warps = (blockSize + 31) / 32;
-    int blocks = std::min(sm.maxBlocks, sm.maxThreads / (warps * 32));
-    blocks = std::min(blocks, static_cast<int>(f.warpsByRegisters(static_cast<uint32_t>(sm.registers))) / warps);
-    // Shared memory, 128-byte granules, with the per-block reservation.
-    const size_t smem = k.staticSharedBytes + dynamicSmemBytes;
-    const size_t perBlock = alignUp(smem + sm.reservedShared, 128);
-    if (perBlock > static_cast<size_t>(sm.sharedBytes)) return 0;
-    blocks = std::min<int>(blocks, static_cast<int>(sm.sharedBytes / perBlock));
-    return std::max(blocks, 0);
+    return blocksPerSm(sm, {blockSize, k.registers, k.numBarriers, k.staticSharedBytes + dynamicSmemBytes});
 }
 
 Result<size_t> availableDynamicSharedPerBlock(const Function& f, int numBlocks, int blockSize) {

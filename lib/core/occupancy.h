@@ -12,6 +12,31 @@ namespace nvl::core {
 
 class Function;
 
+// What an SM holds, as the device reports it.
+struct SmLimits {
+    int maxThreads;
+    int maxBlocks;
+    int registers;
+    int sharedBytes;     // largest carveout
+    int reservedShared;  // per block
+    int major;           // compute capability
+};
+
+// What one block of a kernel takes.
+struct BlockUse {
+    int threads;
+    uint32_t registers;    // per thread
+    uint32_t barriers;     // named barriers (EIATTR_NUM_BARRIERS; 0 counts as 1)
+    size_t sharedBytes;    // static + dynamic, without the SM's reservation
+};
+
+// How many such blocks one SM holds at once, by the rules of the toolkit's
+// occupancy calculator (cuda_occupancy.h: warps, registers in 256-register
+// units per warp and four warp schedulers, shared memory in 128-byte units
+// with the per-block reservation, block barriers from sm_90 on); 0 when one
+// block does not fit.
+int blocksPerSm(const SmLimits& sm, const BlockUse& b);
+
 // cuOccupancyMaxActiveBlocksPerMultiprocessor(WithFlags).
 Result<int> maxActiveBlocksPerSm(const Function& f, int blockSize, size_t dynamicSmemBytes, unsigned flags);
 

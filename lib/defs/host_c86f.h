@@ -125,6 +125,8 @@ static_assert(offsetof(Nvc86fControl, Ignored05) == 144);
 // nvlite name: where GPPut sits in USERD.
 inline constexpr uint32_t NVC86F_USERD_GP_PUT_OFFSET = offsetof(Nvc86fControl, GPPut);
 static_assert(NVC86F_USERD_GP_PUT_OFFSET == 0x8C);
+// nvlite name: where host reports the GPFIFO entries it has fetched.
+inline constexpr uint32_t NVC86F_USERD_GP_GET_OFFSET = offsetof(Nvc86fControl, GPGet);
 
 // Usermode page (VOLTA_USERMODE_A layout, also HOPPER_USERMODE_A): map NVC361_NV_USERMODE__SIZE
 // bytes; a channel is kicked by writing its work-submit token

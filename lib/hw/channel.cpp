@@ -1,5 +1,6 @@
 #include "hw/channel.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #include "common/env.h"
@@ -48,6 +49,7 @@ Status Channel::init(uint32_t hChannelGroup, uint32_t hContextShare, uint32_t en
     auto* base = static_cast<uint8_t*>(area_->cpu());
     std::memset(base + kUserdOffset, 0, kPushOffset - kUserdOffset);
     ring_ = reinterpret_cast<volatile uint64_t*>(base);
+    userd_ = reinterpret_cast<volatile uint32_t*>(base + kUserdOffset);
     gpPut_ = reinterpret_cast<volatile uint32_t*>(base + kUserdOffset + nv::NVC86F_USERD_GP_PUT_OFFSET);
     entries_ = kEntries;
     push_ = reinterpret_cast<uint32_t*>(base + kPushOffset);
@@ -257,14 +259,120 @@ Result<uint64_t> Channel::endLocked(Reserved& r, Completion completion) {
     return value;
 }
 
+namespace {
+
+// NVLITE_HANG_REPORT=<seconds>: a wait on the GPU lasting that long reports
+// where it is stuck (once per wait); unset or 0, never.
+uint64_t hangReportNs() {
+    static const uint64_t ns = [] {
+        const char* v = env::value("NVLITE_HANG_REPORT");
+        const unsigned long long s = v ? std::strtoull(v, nullptr, 10) : 0;
+        return s > 0 && s < 86400 ? static_cast<uint64_t>(s) * 1000000000ull : 0ull;
+    }();
+    return ns;
+}
+
+}  // namespace
+
 Status Channel::wait(uint64_t value, WaitMode mode) {
     Backoff backoff(mode);
     uint32_t n = 0;
+    uint64_t since = 0;  // when the report's clock started (0: not yet; UINT64_MAX: reported or off)
     while (!isDone(value)) {
-        if ((++n & 255) == 0) NVL_TRY(scopeError());
+        if ((++n & 255) == 0) {
+            NVL_TRY(scopeError());
+            if (since != UINT64_MAX) {
+                const uint64_t limit = hangReportNs();
+                const uint64_t now = monotonicNs();
+                if (!limit) since = UINT64_MAX;
+                else if (!since) since = now;
+                else if (now - since >= limit) {
+                    if (!isDone(value)) reportStuck(value, now - since);
+                    since = UINT64_MAX;
+                }
+            }
+        }
         backoff.pause();
     }
     return kOk;
+}
+
+void Channel::reportStuck(uint64_t value, uint64_t waitedNs) const {
+    const uint64_t reached = completed(), submitted = lastSubmitted();
+    const uint32_t gpGet = userd_ ? __atomic_load_n(userd_ + nv::NVC86F_USERD_GP_GET_OFFSET / 4, __ATOMIC_RELAXED) : 0;
+    const uint32_t gpPut = __atomic_load_n(gpPut_, __ATOMIC_RELAXED);
+    trace::print("hang report: channel 0x%x (%s) waited for %.0f s for timeline value %llu: reached %llu, "
+                 "submitted %llu, GP_PUT %u, USERD GP_GET %u",
+                 handle(), kind_ == EngineKind::Copy ? "copy" : "compute", static_cast<double>(waitedNs) / 1e9,
+                 static_cast<unsigned long long>(value), static_cast<unsigned long long>(reached),
+                 static_cast<unsigned long long>(submitted), gpPut, gpGet);
+    if (reached >= submitted) return;
+    // The first unfinished submission: its GPFIFO entry and push segment stay
+    // untouched until it completes (submission n is entry n - 1).
+    const uint64_t stuck = reached + 1;
+    const uint64_t entry = ring_[(stuck - 1) % entries_];
+    const uint64_t segmentVa = (nv::NVC86F_GP_ENTRY0_GET.get(entry) << 2) |
+                               (nv::NVC86F_GP_ENTRY1_GET_HI.get(entry >> 32) << 32);
+    const size_t length = nv::NVC86F_GP_ENTRY1_LENGTH.get(entry >> 32);
+    const size_t pushDwords = pushSpace_.capacity();
+    if (segmentVa < pushVa_ || (segmentVa - pushVa_) / 4 + length > pushDwords) {
+        trace::print("hang report:   submission %llu: GPFIFO entry 0x%016llx is not in the push ring",
+                     static_cast<unsigned long long>(stuck), static_cast<unsigned long long>(entry));
+        return;
+    }
+    const uint32_t* words = push_ + (segmentVa - pushVa_) / 4;
+    // The host semaphore methods of the segment (they take any subchannel).
+    uint64_t semVa = 0, payload = 0;
+    unsigned acquires = 0;
+    auto method = [&](uint32_t address, uint32_t data) {
+        switch (address) {
+        case nv::NVC86F_SEM_ADDR_LO: semVa = (semVa & ~0xffffffffull) | (data & ~3u); break;
+        case nv::NVC86F_SEM_ADDR_HI:
+            semVa = (semVa & 0xffffffffull) | (nv::NVC86F_SEM_ADDR_HI_OFFSET.get(data) << 32);
+            break;
+        case nv::NVC86F_SEM_PAYLOAD_LO: payload = (payload & ~0xffffffffull) | data; break;
+        case nv::NVC86F_SEM_PAYLOAD_HI: payload = (payload & 0xffffffffull) | (uint64_t{data} << 32); break;
+        case nv::NVC86F_SEM_EXECUTE: {
+            const uint64_t op = nv::NVC86F_SEM_EXECUTE_OPERATION.get(data);
+            if (op == nv::NVC86F_SEM_EXECUTE_OPERATION_RELEASE || op == nv::NVC86F_SEM_EXECUTE_OPERATION_REDUCTION) break;
+            ++acquires;
+            const FaultScope* scope = scope_.load(std::memory_order_acquire);
+            const Channel* owner = semVa == semaphoreVa() ? this : scope ? scope->withSemaphore(semVa) : nullptr;
+            if (owner)
+                trace::print("hang report:   submission %llu acquires %llu (operation %llu) of channel 0x%x (%s): "
+                             "reached %llu, submitted %llu",
+                             static_cast<unsigned long long>(stuck), static_cast<unsigned long long>(payload),
+                             static_cast<unsigned long long>(op), owner->handle(),
+                             owner->kind_ == EngineKind::Copy ? "copy" : "compute",
+                             static_cast<unsigned long long>(owner->completed()),
+                             static_cast<unsigned long long>(owner->lastSubmitted()));
+            else
+                trace::print("hang report:   submission %llu acquires %llu (operation %llu) at 0x%llx (no channel of this context's)",
+                             static_cast<unsigned long long>(stuck), static_cast<unsigned long long>(payload),
+                             static_cast<unsigned long long>(op), static_cast<unsigned long long>(semVa));
+            break;
+        }
+        default: break;
+        }
+    };
+    for (size_t i = 0; i < length;) {
+        const uint32_t header = words[i++];
+        const uint64_t op = nv::NVC86F_DMA_SEC_OP.get(header);
+        uint32_t address = static_cast<uint32_t>(nv::NVC86F_DMA_METHOD_ADDRESS.get(header)) << 2;
+        const size_t count = nv::NVC86F_DMA_METHOD_COUNT.get(header);
+        if (op == nv::NVC86F_DMA_SEC_OP_IMMD_DATA_METHOD) {
+            method(address, static_cast<uint32_t>(nv::NVC86F_DMA_IMMD_DATA.get(header)));
+            continue;
+        }
+        if (op == nv::NVC86F_DMA_SEC_OP_END_PB_SEGMENT) break;
+        for (size_t k = 0; k < count && i < length; ++k, ++i) {
+            method(address, words[i]);
+            if (op == nv::NVC86F_DMA_SEC_OP_INC_METHOD || (op == nv::NVC86F_DMA_SEC_OP_ONE_INC && k == 0)) address += 4;
+        }
+    }
+    if (!acquires)
+        trace::print("hang report:   submission %llu (%zu dwords) acquires nothing",
+                     static_cast<unsigned long long>(stuck), length);
 }
 
 Status Channel::scopeError() const {
@@ -312,6 +420,15 @@ void FaultScope::remove(const Channel* ch) {
     const size_t used = used_.load(std::memory_order_relaxed);
     for (size_t i = 0; i < used; ++i)
         if (members_[i].load(std::memory_order_relaxed) == ch) members_[i].store(nullptr, std::memory_order_release);
+}
+
+const Channel* FaultScope::withSemaphore(uint64_t va) const {
+    const size_t used = used_.load(std::memory_order_acquire);
+    for (size_t i = 0; i < used; ++i) {
+        const Channel* ch = members_[i].load(std::memory_order_acquire);
+        if (ch && ch->semaphoreVa() == va) return ch;
+    }
+    return nullptr;
 }
 
 Status FaultScope::error() const {

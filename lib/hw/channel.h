@@ -44,6 +44,9 @@ public:
     // fault is remembered: the channels that wait for a faulted one must keep
     // giving up after it is destroyed.
     Status error() const;
+    // The member whose timeline semaphore is at 'va', or nullptr (a report's
+    // lookup: members stay until their context's channels go).
+    const Channel* withSemaphore(uint64_t va) const;
 
 private:
     friend class Channel;
@@ -181,6 +184,11 @@ private:
     void writeHostRelease(PushWriter& w, uint64_t va, uint64_t payload, uint32_t executeFlags) const;
     // Whether a host release on a compute channel must wait for idle first.
     uint32_t releaseWfi() const;
+    // NVLITE_HANG_REPORT: a wait that has lasted 'waitedNs' for 'value' says
+    // on stderr where the channel stands and what its first unfinished
+    // submission acquires (each awaited channel's progress, when it is one
+    // of the fault scope's).
+    void reportStuck(uint64_t value, uint64_t waitedNs) const;
 
     Gpu& gpu_;
     EngineKind kind_;
@@ -197,6 +205,7 @@ private:
     bool uvmRegistered_ = false;
 
     volatile uint64_t* ring_ = nullptr;
+    volatile uint32_t* userd_ = nullptr;  // the USERD control area (GP_GET is read for reports only)
     volatile uint32_t* gpPut_ = nullptr;
     uint32_t entries_ = 0;
     uint32_t token_ = 0;

@@ -94,6 +94,13 @@ constexpr uint32_t kSassVersionSm90 = 0x90;
 constexpr uint32_t kCarveoutsKiB[] = {0, 8, 16, 32, 64, 100, 132, 164, 196, 228};
 constexpr uint32_t smConfig(uint32_t kib) { return kib / 4 + 1; }
 
+// The smallest carveout holding 'bytes', else the largest the SM has.
+uint32_t carveoutFor(uint64_t bytes, uint32_t maxKiB) {
+    for (uint32_t kib : kCarveoutsKiB)
+        if (uint64_t{kib} * 1024 >= bytes && kib <= maxKiB) return kib;
+    return maxKiB;
+}
+
 }  // namespace
 
 uint32_t Launch::driverAreaBytes(const ComputeState& s) {
@@ -233,14 +240,13 @@ Launch::Written Launch::write(const Channel::DataSlot& slot, const Qmd& tmpl, co
     }
     const uint32_t shared = sharedBytes(k, g.dynamicSharedBytes);
     q.set(l.sharedMemorySize, shared);
-    uint32_t carveout = s.maxSmSharedKiB;
-    for (uint32_t kib : kCarveoutsKiB)
-        if (kib * 1024 >= shared && kib <= s.maxSmSharedKiB) {
-            carveout = kib;
-            break;
-        }
-    q.set(l.minSmConfig, smConfig(carveout));
-    q.set(l.targetSmConfig, smConfig(carveout));
+    // The SM's shared-memory configuration: at least one block's worth, aiming
+    // at what the occupancy calculator promised (a cooperative grid needs
+    // that much on every SM, so there it is the minimum too).
+    const uint32_t least = carveoutFor(shared, s.maxSmSharedKiB);
+    const uint32_t target = carveoutFor(static_cast<uint64_t>(shared) * std::max<uint32_t>(g.blocksPerSm, 1), s.maxSmSharedKiB);
+    q.set(l.minSmConfig, smConfig(g.cooperative ? target : least));
+    q.set(l.targetSmConfig, smConfig(target));
     q.set(l.localMemoryHighSize, s.localBytesPerThread);
     q.set(l.cbufAddrLower(0), (slot.va >> l.cbufAddrShift) & 0xffffffffu);
     q.set(l.cbufAddrUpper(0), slot.va >> (32 + l.cbufAddrShift));

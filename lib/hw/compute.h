@@ -48,6 +48,13 @@ struct LaunchGeometry {
     // grid-wide barrier.
     bool cooperative = false;
     uint64_t gridId = 0;  // %gridid
+    // How many of its blocks an SM holds at once by the occupancy calculator
+    // (threads, registers, barriers, shared memory): the shared-memory
+    // carveout the launch asks for holds that many (a cooperative grid
+    // sized by cuOccupancyMaxActiveBlocksPerMultiprocessor must be resident
+    // all at once; the smallest carveout for one block held 8 blocks of 1 KiB
+    // where 16 were promised, and the grid barrier waited forever).
+    uint32_t blocksPerSm = 1;
 };
 
 // What constant bank 0 and the QMD need from the context and the GPU.

@@ -1,13 +1,17 @@
 #include "hw/gpu.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <optional>
 
 #include "common/align.h"
 #include "common/trace.h"
@@ -32,6 +36,65 @@ constexpr uint64_t kGpuVaSize = (1ull << 49) - (80ull << 20);
 size_t hostPageSize() {
     static const size_t size = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
     return size;
+}
+
+// The machine's RAM: pinned pages beyond it can never be had, and asking the
+// kernel to pin them would only wake the OOM killer.
+uint64_t physicalMemory() {
+    static const uint64_t bytes = [] {
+        const long pages = ::sysconf(_SC_PHYS_PAGES);
+        return pages > 0 ? static_cast<uint64_t>(pages) * hostPageSize() : ~0ull;
+    }();
+    return bytes;
+}
+
+// A number after 'key' in a small text file (/proc, /sys), else nullopt.
+std::optional<uint64_t> numberIn(const char* path, const char* key) {
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    char text[4096];
+    const ssize_t n = ::read(fd, text, sizeof text - 1);
+    ::close(fd);
+    if (n <= 0) return std::nullopt;
+    text[n] = 0;
+    const char* at = std::strstr(text, key);
+    if (!at) return std::nullopt;
+    at += std::strlen(key);
+    while (*at == ' ' || *at == '\t') ++at;
+    if (*at < '0' || *at > '9') return std::nullopt;  // "max": no limit
+    return std::strtoull(at, nullptr, 10);
+}
+
+// Memory the kernel can give now without taking it from others: MemAvailable,
+// and no more than the room left under the cgroup's limit (cgroup v2);
+// UINT64_MAX when unknown.
+uint64_t availableMemory() {
+    uint64_t bytes = UINT64_MAX;
+    if (auto kib = numberIn("/proc/meminfo", "MemAvailable:")) bytes = *kib << 10;
+    char line[512];
+    const int fd = ::open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return bytes;
+    const ssize_t n = ::read(fd, line, sizeof line - 1);
+    ::close(fd);
+    if (n <= 0 || std::strncmp(line, "0::", 3) != 0) return bytes;
+    line[n] = 0;
+    line[std::strcspn(line, "\n")] = 0;
+    char path[640];
+    std::snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.max", line + 3);
+    const auto limit = numberIn(path, "");
+    std::snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.current", line + 3);
+    const auto used = numberIn(path, "");
+    if (limit && used) bytes = std::min(bytes, *limit > *used ? *limit - *used : 0);
+    return bytes;
+}
+
+// New pinned pages: never more than the machine's RAM, and for large amounts
+// no more than is available now. Pinning pages the kernel does not have
+// wakes the OOM killer, which picks the process asking.
+bool canPinNew(uint64_t bytes) {
+    constexpr uint64_t kCheckAvailableFrom = 256ull << 20;
+    if (bytes > physicalMemory()) return false;
+    return bytes < kCheckAvailableFrom || bytes <= availableMemory();
 }
 
 }  // namespace
@@ -357,7 +420,7 @@ Result<std::unique_ptr<GpuMemory>> Gpu::allocVideo(size_t size, const VideoMemor
 Result<std::unique_ptr<GpuMemory>> Gpu::allocHost(size_t size) {
     if (size == 0) return CUDA_ERROR_INVALID_VALUE;
     const size_t bytes = alignUp(size, hostPageSize());
-    if (bytes < size) return CUDA_ERROR_OUT_OF_MEMORY;  // no such amount of memory (SIZE_MAX)
+    if (bytes < size || !canPinNew(bytes)) return CUDA_ERROR_OUT_OF_MEMORY;  // no such amount of memory
     void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return osError(-errno, "mmap(host memory)");
     auto mem = describeHost(p, bytes, true);
@@ -366,6 +429,9 @@ Result<std::unique_ptr<GpuMemory>> Gpu::allocHost(size_t size) {
 }
 
 Result<std::unique_ptr<GpuMemory>> Gpu::registerHost(void* addr, size_t size) {
+    // The caller's own pages (they may be resident already: only RAM bounds
+    // them); pinning a range larger than RAM could only end in the OOM killer.
+    if (size > physicalMemory()) return CUDA_ERROR_OUT_OF_MEMORY;
     return describeHost(addr, size, false);
 }
 

@@ -14,10 +14,13 @@
 #include <cerrno>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <atomic>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/trace.h"
@@ -143,12 +146,26 @@ bool sanitizedBuild() {
 
 // The session's address space (a soft limit: the next session of this
 // worker may have another).
+// The limit is on top of what the worker has mapped already: a worker forked
+// from the user's process (no nvlite-jit program found) inherits its address
+// space, GPU address reservations included, which can be far above any limit.
+uint64_t mappedBytes() {
+    FILE* f = std::fopen("/proc/self/statm", "re");
+    if (!f) return 0;
+    unsigned long long pages = 0;
+    const int n = std::fscanf(f, "%llu", &pages);
+    std::fclose(f);
+    return n == 1 ? pages * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) : 0;
+}
+
 void limitMemory(uint64_t bytes) {
     // Sanitizer runtimes reserve terabytes of shadow: no address-space cap there.
     if (!bytes || sanitizedBuild()) return;
+    const uint64_t mapped = mappedBytes();
+    const uint64_t want = mapped > ~0ull - bytes ? ~0ull : mapped + bytes;
     rlimit as{};
     ::getrlimit(RLIMIT_AS, &as);
-    as.rlim_cur = as.rlim_max == RLIM_INFINITY ? bytes : std::min<rlim_t>(bytes, as.rlim_max);
+    as.rlim_cur = as.rlim_max == RLIM_INFINITY ? want : std::min<rlim_t>(want, as.rlim_max);
     ::setrlimit(RLIMIT_AS, &as);
 }
 
@@ -268,12 +285,20 @@ std::string findHelper() {
         return ::access(env, X_OK) == 0 ? env : "";
     Dl_info info{};
     if (!::dladdr(reinterpret_cast<void*>(&serve), &info) || !info.dli_fname) return "";
-    std::string dir = info.dli_fname;
-    const size_t slash = dir.rfind('/');
-    dir = slash == std::string::npos ? "." : dir.substr(0, slash);
-    for (const char* rel : {"/nvlite-jit", "/../libexec/nvlite-jit"}) {
-        const std::string p = dir + rel;
-        if (::access(p.c_str(), X_OK) == 0) return p;
+    // The name the library was loaded by (a libcuda.so.1 link, say) and
+    // the file it names: the helper is installed beside the latter.
+    std::vector<std::string> names{info.dli_fname};
+    if (char* real = ::realpath(info.dli_fname, nullptr)) {
+        names.emplace_back(real);
+        std::free(real);
+    }
+    for (const std::string& name : names) {
+        const size_t slash = name.rfind('/');
+        const std::string dir = slash == std::string::npos ? "." : name.substr(0, slash);
+        for (const char* rel : {"/nvlite-jit", "/../libexec/nvlite-jit"}) {
+            const std::string p = dir + rel;
+            if (::access(p.c_str(), X_OK) == 0) return p;
+        }
     }
     return "";
 }

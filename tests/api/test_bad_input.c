@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "support/test_support.h"
 #include "support/ts_elf.h"
@@ -326,6 +328,90 @@ static void test_huge_allocations(void **state) {
     }
 }
 
+static size_t machine_ram(void) { return (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE); }
+
+/* MemAvailable of /proc/meminfo in bytes, or 0 when it cannot be read. */
+static size_t available_ram(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return 0;
+    char line[256];
+    unsigned long long kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
+    fclose(f);
+    return (size_t)kib * 1024;
+}
+
+/* Pinned memory beyond what the machine has is refused before the kernel is
+ * asked to pin it (which wakes the OOM killer: the H200 run was killed),
+ * whatever the flags; so is a registration of a mapping larger than RAM
+ * (libcuda 580: CUDA_ERROR_OUT_OF_MEMORY for 1<<47 bytes). */
+static void test_huge_pinned_requests(void **state) {
+    (void)state;
+    const size_t ram = machine_ram(), avail = available_ram();
+    size_t sizes[4] = {(size_t)1 << 47, (size_t)1 << 44, ram + 12345 * 4096 + 77, 0};
+    size_t n = 3;
+    if (avail) sizes[n++] = avail + avail / 4 + 40961; /* more than is free now */
+    const unsigned flags[] = {0, CU_MEMHOSTALLOC_PORTABLE, CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_WRITECOMBINED,
+                              CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED};
+    for (size_t i = 0; i < n; ++i) {
+        for (size_t f = 0; f < TS_ARRAY_SIZE(flags); ++f) {
+            void *h = (void *)0x5678;
+            EXPECT_BOUNDED(CUDA_ERROR_OUT_OF_MEMORY, cuMemHostAlloc(&h, sizes[i], flags[f]));
+            assert_null(h);
+        }
+    }
+    /* A registration running past a small buffer. */
+    unsigned char *buf = ts_malloc(8192);
+    ts_fill_random(buf, 8192, 47);
+    EXPECT_BOUNDED(CUDA_ERROR_OUT_OF_MEMORY, cuMemHostRegister(buf + 3, (size_t)1 << 47, 0));
+    EXPECT_BOUNDED(CUDA_ERROR_OUT_OF_MEMORY, cuMemHostRegister(buf + 3, (size_t)1 << 44, CU_MEMHOSTREGISTER_DEVICEMAP));
+    /* The user's own mapping, larger than RAM (reserved, not backed). */
+    const size_t len = (ram * 2 + (1u << 20) - 1) & ~(size_t)((1u << 20) - 1);
+    void *big = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (big != MAP_FAILED) {
+        EXPECT_BOUNDED(CUDA_ERROR_OUT_OF_MEMORY, cuMemHostRegister((unsigned char *)big + 4096, len - 4096, 0));
+        munmap(big, len);
+    }
+    /* Nothing was left registered or allocated: the buffer registers normally. */
+    assert_cu_ok(cuMemHostRegister(buf + 3, 5000, 0));
+    assert_cu_ok(cuMemHostUnregister(buf + 3));
+    void *h = NULL;
+    assert_cu_ok(cuMemHostAlloc(&h, 3 * 4096 + 5, CU_MEMHOSTALLOC_PORTABLE));
+    assert_non_null(h);
+    assert_cu_ok(cuMemFreeHost(h));
+}
+
+/* Device allocations of the GPU's whole memory or more (cuMemAlloc,
+ * cuMemAllocPitch, a stream-ordered one) fail at once, and leave the
+ * context able to allocate. */
+static void test_device_sized_allocations(void **state) {
+    (void)state;
+    size_t free_bytes = 0, total = 0;
+    assert_cu_ok(cuMemGetInfo(&free_bytes, &total));
+    assert_true(total > 0 && free_bytes <= total);
+    const size_t sizes[] = {total, total + 2 * TS_MiB + 4097, total * 2 + 12345};
+    for (size_t i = 0; i < TS_ARRAY_SIZE(sizes); ++i) {
+        CUdeviceptr d = 0x1234;
+        EXPECT_BOUNDED(CUDA_ERROR_OUT_OF_MEMORY, cuMemAlloc(&d, sizes[i]));
+        assert_int_equal(d, 0);
+        size_t pitch = 77;
+        d = 0x1234;
+        EXPECT_BOUNDED(CUDA_ERROR_OUT_OF_MEMORY, cuMemAllocPitch(&d, &pitch, sizes[i] / 3 + 5, 4, 4));
+        assert_int_equal(pitch, 0);
+        d = 0;
+        EXPECT_BOUNDED(CUDA_ERROR_OUT_OF_MEMORY, cuMemAllocAsync(&d, sizes[i], NULL));
+    }
+    assert_cu_ok(cuStreamSynchronize(NULL));
+    CUdeviceptr d = 0;
+    assert_cu_ok(cuMemAlloc(&d, TS_MiB + 333));
+    assert_cu_ok(cuMemsetD8(d, 0x5a, TS_MiB + 333));
+    unsigned char back[16];
+    assert_cu_ok(cuMemcpyDtoH(back, d + TS_MiB + 300, sizeof back));
+    for (size_t i = 0; i < sizeof back; ++i) assert_int_equal(back[i], 0x5a);
+    assert_cu_ok(cuMemFree(d));
+}
+
 /* A link state completes once (libcuda 580: CUDA_ERROR_INVALID_HANDLE after). */
 static void test_link_completes_once(void **state) {
     (void)state;
@@ -376,6 +462,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_param_base_inside_driver_area, ts_ctx_setup, ts_ctx_teardown),
         cmocka_unit_test_setup_teardown(test_huge_allocations, ts_ctx_setup, ts_ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_huge_pinned_requests, ts_ctx_setup, ts_ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_device_sized_allocations, ts_ctx_setup, ts_ctx_teardown),
         cmocka_unit_test_setup_teardown(test_link_completes_once, ts_ctx_setup, ts_ctx_teardown),
         cmocka_unit_test_setup_teardown(test_param_size_huge, ts_ctx_setup, ts_ctx_teardown),
         cmocka_unit_test_setup_teardown(test_small_bank0_without_param_record, ts_ctx_setup, ts_ctx_teardown),

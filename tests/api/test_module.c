@@ -1004,6 +1004,59 @@ static void test_link(void **state) {
     assert_cu(CUDA_ERROR_INVALID_HANDLE, cuLinkDestroy(link));
 }
 
+/* A link state outlives the context it was made in (libcuda 580,
+ * tests/compat/expected/libcuda_misuse.txt misuse-link): with no context
+ * current it still links, and cuLinkDestroy succeeds. */
+static void test_link_outlives_its_context(void **state) {
+    (void)state;
+    const char *ptx = main_ptx();
+    CUcontext mine = NULL, other = NULL;
+    assert_cu_ok(cuCtxGetCurrent(&mine));
+    CUdevice dev;
+    assert_cu_ok(cuCtxGetDevice(&dev));
+    assert_cu_ok(cuCtxCreate(&other, NULL, 0, dev));
+    CUlinkState link = NULL;
+    assert_cu_ok(cuLinkCreate(0, NULL, NULL, &link));
+    assert_cu_ok(cuCtxDestroy(other)); /* it was current: the stack pops */
+    CUcontext now = NULL;
+    assert_cu_ok(cuCtxGetCurrent(&now));
+    assert_ptr_equal(now, mine);
+    assert_cu_ok(cuCtxPopCurrent(&now));
+    assert_cu_ok(cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)ptx, strlen(ptx) + 1, "module.ptx", 0, NULL, NULL));
+    void *cubin = NULL;
+    size_t size = 0;
+    assert_cu_ok(cuLinkComplete(link, &cubin, &size));
+    assert_true(size > 64);
+    assert_cu_ok(cuCtxPushCurrent(mine));
+    CUmodule m = NULL;
+    assert_cu_ok(cuModuleLoadData(&m, cubin));
+    check_main_module(m);
+    assert_cu_ok(cuModuleUnload(m));
+    assert_cu_ok(cuLinkDestroy(link));
+    assert_cu(CUDA_ERROR_INVALID_HANDLE, cuLinkDestroy(link));
+}
+
+/* A cubin input that was refused fails the completion too (libcuda 580);
+ * a refused input of another type does not. */
+static void test_link_refused_cubin_fails_completion(void **state) {
+    (void)state;
+    unsigned char junk[333];
+    ts_rng rng;
+    ts_rng_init(&rng, 4242);
+    for (size_t i = 0; i < sizeof junk; ++i) junk[i] = (unsigned char)ts_rng_next(&rng);
+    void *cubin = NULL;
+    size_t size = 0;
+    CUlinkState link = NULL;
+    assert_cu_ok(cuLinkCreate(0, NULL, NULL, &link));
+    assert_cu(CUDA_ERROR_INVALID_IMAGE, cuLinkAddData(link, CU_JIT_INPUT_CUBIN, junk, sizeof junk, "junk", 0, NULL, NULL));
+    assert_cu(CUDA_ERROR_INVALID_IMAGE, cuLinkComplete(link, &cubin, &size));
+    assert_cu_ok(cuLinkDestroy(link));
+    assert_cu_ok(cuLinkCreate(0, NULL, NULL, &link));
+    assert_cu(CUDA_ERROR_INVALID_IMAGE, cuLinkAddData(link, CU_JIT_INPUT_FATBINARY, junk, sizeof junk, "junk", 0, NULL, NULL));
+    assert_cu_ok(cuLinkComplete(link, &cubin, &size));
+    assert_cu_ok(cuLinkDestroy(link));
+}
+
 static void test_link_bad_arguments(void **state) {
     (void)state;
     const char *ptx = main_ptx();
@@ -1456,6 +1509,8 @@ int main(void) {
         TEST(test_globals_are_not_allocations),
         TEST(test_modules_from_several_threads),
         TEST(test_link),
+        TEST(test_link_outlives_its_context),
+        TEST(test_link_refused_cubin_fails_completion),
         TEST(test_link_bad_arguments),
         TEST(test_link_from_several_threads),
         TEST(test_func_attributes),

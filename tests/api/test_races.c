@@ -13,21 +13,27 @@
  *
  * Kernels come from the prebuilt cubin in tests/data (no toolkit needed).
  * Workers only record what they saw; the test's thread asserts after
- * joining them. A watchdog ends a hung test.
+ * joining them. A watchdog ends a hung test and says which call each thread
+ * was in (TS_WATCHDOG_SECONDS overrides its 240 s); NVLITE_HANG_REPORT
+ * (30 s here unless set) makes the library say what a wait on the GPU is
+ * stuck on before that.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "support/test_support.h"
 
 #define NWORKERS 6
 #define WATCHDOG_SECONDS 240
+#define HANG_REPORT_SECONDS "30"
 
 /* Sanitizer builds run several times slower: fewer rounds there. */
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
@@ -40,6 +46,7 @@ static unsigned char *cubin;
 static size_t cubin_size;
 
 static int group_setup(void **state) {
+    setenv("NVLITE_HANG_REPORT", HANG_REPORT_SECONDS, 0); /* read at the first long wait */
     if (ts_group_init(state) != 0) return -1;
     cubin = ts_read_file("tests/data/loader_kernels.sm_90.cubin", &cubin_size);
     if (!cubin) fprintf(stderr, "tests/data/loader_kernels.sm_90.cubin cannot be read (run from the repository root)\n");
@@ -68,6 +75,105 @@ static atomic_int bad_count;
 static char bad_what[256];
 static pthread_mutex_t bad_mutex = PTHREAD_MUTEX_INITIALIZER;
 
+/* What each thread is doing, for the watchdog: the call it is in (NULL
+ * between calls) and how many calls it made. Slots 0..NWORKERS-1 are the
+ * workers, slot NWORKERS the test's thread. */
+typedef struct {
+    _Atomic(const char *) call;
+    atomic_uint calls;
+} progress;
+static progress progress_of[NWORKERS + 1];
+static _Thread_local int my_slot = -1;
+static const char *watched_test;
+
+static void set_slot(int slot) { my_slot = slot; }
+
+static void enter_call(const char *call) {
+    if (my_slot < 0) return;
+    atomic_store(&progress_of[my_slot].call, call);
+    atomic_fetch_add(&progress_of[my_slot].calls, 1);
+}
+
+static CUresult left_call(CUresult r) {
+    if (my_slot >= 0) atomic_store(&progress_of[my_slot].call, NULL);
+    return r;
+}
+
+/* Runs 'call', marked as the thread's current call. */
+#define TRACKED(call) (enter_call(#call), left_call(call))
+
+/* Async-signal-safe output for the watchdog. */
+static void say(const char *s) {
+    ssize_t n = write(STDERR_FILENO, s, strlen(s));
+    (void)n;
+}
+
+static void say_number(unsigned v) {
+    char buf[16];
+    int i = (int)sizeof buf - 1;
+    buf[i] = 0;
+    do {
+        buf[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v && i > 0);
+    say(buf + i);
+}
+
+static void on_race_watchdog(int sig) {
+    (void)sig;
+    say(watched_test ? watched_test : "?");
+    say(" (watchdog expired); where each thread was:\n");
+    for (int i = 0; i <= NWORKERS; ++i) {
+        const char *call = atomic_load(&progress_of[i].call);
+        say(i == NWORKERS ? "  test thread: " : "  worker ");
+        if (i < NWORKERS) {
+            say_number((unsigned)i);
+            say(": ");
+        }
+        say_number(atomic_load(&progress_of[i].calls));
+        say(" calls, ");
+        if (call) {
+            say("in ");
+            say(call);
+        } else {
+            say("between calls");
+        }
+        say("\n");
+    }
+    _exit(1);
+}
+
+static void race_watchdog_arm(const char *who) {
+    for (int i = 0; i <= NWORKERS; ++i) {
+        atomic_store(&progress_of[i].call, NULL);
+        atomic_store(&progress_of[i].calls, 0);
+    }
+    watched_test = who;
+    set_slot(NWORKERS);
+    unsigned seconds = WATCHDOG_SECONDS;
+    const char *v = getenv("TS_WATCHDOG_SECONDS");
+    if (v && atoi(v) > 0) seconds = (unsigned)atoi(v);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_race_watchdog;
+    sigaction(SIGALRM, &sa, NULL);
+    alarm(seconds);
+}
+
+static void race_watchdog_disarm(void) {
+    alarm(0);
+    set_slot(-1);
+}
+
+/* The context fixture's teardown (cuCtxDestroy waits for the work) under the test's watchdog. */
+static int race_teardown(void **state) {
+    enter_call("cuCtxDestroy (teardown)");
+    int r = ts_ctx_teardown(state);
+    left_call(CUDA_SUCCESS);
+    race_watchdog_disarm();
+    return r;
+}
+
 static void check(const answers *a, CUresult r, const char *call) {
     if (allowed(a, r)) return;
     if (atomic_fetch_add(&bad_count, 1) == 0) {
@@ -76,7 +182,7 @@ static void check(const answers *a, CUresult r, const char *call) {
         pthread_mutex_unlock(&bad_mutex);
     }
 }
-#define CHECK(a, call) check(&(a), (call), #call)
+#define CHECK(a, call) check(&(a), TRACKED(call), #call)
 
 static void expect_no_bad(void) {
     if (atomic_load(&bad_count)) fail_msg("%d unexpected answer(s); first: %s", atomic_load(&bad_count), bad_what);
@@ -96,8 +202,10 @@ static void start_workers(pthread_t *t, int n, void *(*fn)(void *), void *args, 
 }
 
 static void join_workers(pthread_t *t, int n) {
+    enter_call("join_workers");
     atomic_store(&stop, 1);
     for (int i = 0; i < n; ++i) pthread_join(t[i], NULL);
+    left_call(CUDA_SUCCESS);
 }
 
 /* ------------------------------------------------------------- memory vs cuCtxDestroy */
@@ -109,6 +217,7 @@ typedef struct {
 
 static void *memory_worker(void *p) {
     ctx_worker *w = p;
+    set_slot(w->index);
     answers alloc_ok = ALLOW(CUDA_SUCCESS, CUDA_ERROR_CONTEXT_IS_DESTROYED);
     answers free_ok = ALLOW(CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_CONTEXT_IS_DESTROYED);
     answers copy_ok = ALLOW(CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_CONTEXT_IS_DESTROYED);
@@ -138,22 +247,22 @@ static void *memory_worker(void *p) {
 /* The finding of issue 9: cuMemFree racing cuCtxDestroy crashed every time. */
 static void test_memory_racing_ctx_destroy(void **state) {
     (void)state;
-    ts_watchdog_arm("test_memory_racing_ctx_destroy", WATCHDOG_SECONDS);
+    race_watchdog_arm("test_memory_racing_ctx_destroy");
     ts_rng rng;
     ts_rng_init(&rng, 0x1234);
     for (int round = 0; round < ROUNDS(25); ++round) {
         CUcontext c = NULL;
-        assert_cu_ok(cuCtxCreate(&c, NULL, 0, 0));
-        assert_cu_ok(cuCtxPopCurrent(NULL));
+        assert_cu_ok(TRACKED(cuCtxCreate(&c, NULL, 0, 0)));
+        assert_cu_ok(TRACKED(cuCtxPopCurrent(NULL)));
         ctx_worker w[NWORKERS];
         pthread_t t[NWORKERS];
         for (int i = 0; i < NWORKERS; ++i) w[i] = (ctx_worker){c, i};
         start_workers(t, NWORKERS, memory_worker, w, sizeof w[0]);
         pause_a_little(&rng);
-        assert_cu_ok(cuCtxDestroy(c));
+        assert_cu_ok(TRACKED(cuCtxDestroy(c)));
         join_workers(t, NWORKERS);
     }
-    ts_watchdog_disarm();
+    race_watchdog_disarm();
     expect_no_bad();
 }
 
@@ -167,6 +276,7 @@ static CUdeviceptr race_buf;
 
 static void *stream_worker(void *p) {
     ctx_worker *w = p;
+    set_slot(w->index);
     answers ok = ALLOW(CUDA_SUCCESS, CUDA_ERROR_NOT_READY, CUDA_ERROR_INVALID_HANDLE);
     CHECK(ok, cuCtxSetCurrent(w->ctx));
     CUevent mine = NULL;
@@ -194,18 +304,18 @@ static void *stream_worker(void *p) {
 
 static CUmodule load_prebuilt(void) {
     CUmodule m = NULL;
-    assert_cu_ok(cuModuleLoadData(&m, cubin));
+    assert_cu_ok(TRACKED(cuModuleLoadData(&m, cubin)));
     return m;
 }
 
 static void test_stream_destroyed_while_used(void **state) {
-    ts_watchdog_arm("test_stream_destroyed_while_used", WATCHDOG_SECONDS);
+    race_watchdog_arm("test_stream_destroyed_while_used");
     CUcontext ctx = ts_fx(state)->ctx;
     CUmodule m = load_prebuilt();
     atomic_store(&shared_function, ts_get_function(m, "k_noparams"));
     race_buf = ts_dev_alloc(4096);
     CUstream s = NULL;
-    assert_cu_ok(cuStreamCreate(&s, 0));
+    assert_cu_ok(TRACKED(cuStreamCreate(&s, 0)));
     atomic_store(&shared_stream, s);
     ctx_worker w[NWORKERS];
     pthread_t t[NWORKERS];
@@ -216,15 +326,15 @@ static void test_stream_destroyed_while_used(void **state) {
     for (int i = 0; i < ROUNDS(300); ++i) {
         pause_a_little(&rng);
         CUstream fresh = NULL;
-        assert_cu_ok(cuStreamCreate(&fresh, i % 3 == 0 ? CU_STREAM_NON_BLOCKING : 0));
+        assert_cu_ok(TRACKED(cuStreamCreate(&fresh, i % 3 == 0 ? CU_STREAM_NON_BLOCKING : 0)));
         CUstream old = atomic_exchange(&shared_stream, fresh);
-        assert_cu_ok(cuStreamDestroy(old));
+        assert_cu_ok(TRACKED(cuStreamDestroy(old)));
     }
     join_workers(t, NWORKERS);
-    assert_cu_ok(cuStreamDestroy(atomic_load(&shared_stream)));
-    assert_cu_ok(cuCtxSynchronize());
-    assert_cu_ok(cuModuleUnload(m));
-    ts_watchdog_disarm();
+    assert_cu_ok(TRACKED(cuStreamDestroy(atomic_load(&shared_stream))));
+    assert_cu_ok(TRACKED(cuCtxSynchronize()));
+    assert_cu_ok(TRACKED(cuModuleUnload(m)));
+    /* disarmed by race_teardown, after cuCtxDestroy */
     expect_no_bad();
 }
 
@@ -232,6 +342,7 @@ static void test_stream_destroyed_while_used(void **state) {
 
 static void *event_worker(void *p) {
     ctx_worker *w = p;
+    set_slot(w->index);
     /* A destroyed event's handle: CUDA_ERROR_CONTEXT_IS_DESTROYED (libcuda's
      * answer, for recently destroyed ones) or CUDA_ERROR_INVALID_HANDLE. */
     answers ok = ALLOW(CUDA_SUCCESS, CUDA_ERROR_NOT_READY, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_CONTEXT_IS_DESTROYED);
@@ -261,11 +372,11 @@ static void *event_worker(void *p) {
 }
 
 static void test_event_destroyed_while_used(void **state) {
-    ts_watchdog_arm("test_event_destroyed_while_used", WATCHDOG_SECONDS);
+    race_watchdog_arm("test_event_destroyed_while_used");
     CUcontext ctx = ts_fx(state)->ctx;
     race_buf = ts_dev_alloc(4096);
     CUevent e = NULL;
-    assert_cu_ok(cuEventCreate(&e, 0));
+    assert_cu_ok(TRACKED(cuEventCreate(&e, 0)));
     atomic_store(&shared_event, e);
     ctx_worker w[NWORKERS];
     pthread_t t[NWORKERS];
@@ -276,14 +387,14 @@ static void test_event_destroyed_while_used(void **state) {
     for (int i = 0; i < ROUNDS(400); ++i) {
         pause_a_little(&rng);
         CUevent fresh = NULL;
-        assert_cu_ok(cuEventCreate(&fresh, i % 4 == 0 ? CU_EVENT_DISABLE_TIMING : 0));
+        assert_cu_ok(TRACKED(cuEventCreate(&fresh, i % 4 == 0 ? CU_EVENT_DISABLE_TIMING : 0)));
         CUevent old = atomic_exchange(&shared_event, fresh);
-        assert_cu_ok(cuEventDestroy(old));
+        assert_cu_ok(TRACKED(cuEventDestroy(old)));
     }
     join_workers(t, NWORKERS);
-    assert_cu_ok(cuEventDestroy(atomic_load(&shared_event)));
-    assert_cu_ok(cuCtxSynchronize());
-    ts_watchdog_disarm();
+    assert_cu_ok(TRACKED(cuEventDestroy(atomic_load(&shared_event))));
+    assert_cu_ok(TRACKED(cuCtxSynchronize()));
+    /* disarmed by race_teardown, after cuCtxDestroy */
     expect_no_bad();
 }
 
@@ -291,6 +402,7 @@ static void test_event_destroyed_while_used(void **state) {
 
 static void *module_worker(void *p) {
     ctx_worker *w = p;
+    set_slot(w->index);
     answers ok = ALLOW(CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE);
     CHECK(ok, cuCtxSetCurrent(w->ctx));
     unsigned n = 0;
@@ -336,7 +448,7 @@ static void *module_worker(void *p) {
 }
 
 static void test_module_unloaded_while_used(void **state) {
-    ts_watchdog_arm("test_module_unloaded_while_used", WATCHDOG_SECONDS);
+    race_watchdog_arm("test_module_unloaded_while_used");
     CUcontext ctx = ts_fx(state)->ctx;
     CUmodule m = load_prebuilt();
     atomic_store(&shared_module, m);
@@ -352,12 +464,12 @@ static void test_module_unloaded_while_used(void **state) {
         CUmodule fresh = load_prebuilt();
         CUmodule old = atomic_exchange(&shared_module, fresh);
         atomic_store(&shared_function, ts_get_function(fresh, "k_noparams"));
-        assert_cu_ok(cuModuleUnload(old));
+        assert_cu_ok(TRACKED(cuModuleUnload(old)));
     }
     join_workers(t, NWORKERS);
-    assert_cu_ok(cuCtxSynchronize());
-    assert_cu_ok(cuModuleUnload(atomic_load(&shared_module)));
-    ts_watchdog_disarm();
+    assert_cu_ok(TRACKED(cuCtxSynchronize()));
+    assert_cu_ok(TRACKED(cuModuleUnload(atomic_load(&shared_module))));
+    /* disarmed by race_teardown, after cuCtxDestroy */
     expect_no_bad();
 }
 
@@ -376,6 +488,7 @@ typedef struct {
 
 static void *everything_worker(void *p) {
     everything *w = p;
+    set_slot(w->index);
     answers ok = ALLOW(CUDA_SUCCESS, CUDA_ERROR_NOT_READY, CUDA_ERROR_INVALID_HANDLE, CUDA_ERROR_CONTEXT_IS_DESTROYED,
                        CUDA_ERROR_INVALID_VALUE);
     CHECK(ok, cuCtxSetCurrent(w->ctx));
@@ -421,20 +534,20 @@ static void *everything_worker(void *p) {
 
 static void test_ctx_destroyed_under_everything(void **state) {
     (void)state;
-    ts_watchdog_arm("test_ctx_destroyed_under_everything", WATCHDOG_SECONDS);
+    race_watchdog_arm("test_ctx_destroyed_under_everything");
     ts_rng rng;
     ts_rng_init(&rng, 4321);
     for (int round = 0; round < ROUNDS(20); ++round) {
         everything base;
         memset(&base, 0, sizeof base);
-        assert_cu_ok(cuCtxCreate(&base.ctx, NULL, 0, 0));
-        assert_cu_ok(cuStreamCreate(&base.stream, 0));
-        assert_cu_ok(cuEventCreate(&base.event, 0));
+        assert_cu_ok(TRACKED(cuCtxCreate(&base.ctx, NULL, 0, 0)));
+        assert_cu_ok(TRACKED(cuStreamCreate(&base.stream, 0)));
+        assert_cu_ok(TRACKED(cuEventCreate(&base.event, 0)));
         base.module = load_prebuilt();
         base.function = ts_get_function(base.module, "k_noparams");
-        assert_cu_ok(cuMemAlloc(&base.mem, 8192));
-        assert_cu_ok(cuMemAllocHost(&base.pinned, 4096));
-        assert_cu_ok(cuCtxPopCurrent(NULL));
+        assert_cu_ok(TRACKED(cuMemAlloc(&base.mem, 8192)));
+        assert_cu_ok(TRACKED(cuMemAllocHost(&base.pinned, 4096)));
+        assert_cu_ok(TRACKED(cuCtxPopCurrent(NULL)));
         everything w[NWORKERS];
         pthread_t t[NWORKERS];
         for (int i = 0; i < NWORKERS; ++i) {
@@ -444,10 +557,10 @@ static void test_ctx_destroyed_under_everything(void **state) {
         start_workers(t, NWORKERS, everything_worker, w, sizeof w[0]);
         pause_a_little(&rng);
         pause_a_little(&rng);
-        assert_cu_ok(cuCtxDestroy(base.ctx));
+        assert_cu_ok(TRACKED(cuCtxDestroy(base.ctx)));
         join_workers(t, NWORKERS);
     }
-    ts_watchdog_disarm();
+    race_watchdog_disarm();
     expect_no_bad();
 }
 
@@ -455,6 +568,7 @@ static void test_ctx_destroyed_under_everything(void **state) {
 
 static void *primary_worker(void *p) {
     ctx_worker *w = p;
+    set_slot(w->index);
     answers ok = ALLOW(CUDA_SUCCESS, CUDA_ERROR_CONTEXT_IS_DESTROYED, CUDA_ERROR_INVALID_VALUE,
                        CUDA_ERROR_INVALID_HANDLE);
     CHECK(ok, cuCtxSetCurrent(w->ctx));
@@ -473,12 +587,12 @@ static void *primary_worker(void *p) {
 
 static void test_primary_released_under_threads(void **state) {
     (void)state;
-    ts_watchdog_arm("test_primary_released_under_threads", WATCHDOG_SECONDS);
+    race_watchdog_arm("test_primary_released_under_threads");
     ts_rng rng;
     ts_rng_init(&rng, 8);
     for (int round = 0; round < ROUNDS(16); ++round) {
         CUcontext p = NULL;
-        assert_cu_ok(cuDevicePrimaryCtxRetain(&p, 0));
+        assert_cu_ok(TRACKED(cuDevicePrimaryCtxRetain(&p, 0)));
         ctx_worker w[NWORKERS];
         pthread_t t[NWORKERS];
         for (int i = 0; i < NWORKERS; ++i) w[i] = (ctx_worker){p, i};
@@ -489,16 +603,16 @@ static void test_primary_released_under_threads(void **state) {
         join_workers(t, NWORKERS);
         if (round % 2 == 0) assert_cu_ok(cuDevicePrimaryCtxRelease(0));
     }
-    ts_watchdog_disarm();
+    race_watchdog_disarm();
     expect_no_bad();
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_memory_racing_ctx_destroy, ts_check_no_current_context, NULL),
-        cmocka_unit_test_setup_teardown(test_stream_destroyed_while_used, ts_ctx_setup, ts_ctx_teardown),
-        cmocka_unit_test_setup_teardown(test_event_destroyed_while_used, ts_ctx_setup, ts_ctx_teardown),
-        cmocka_unit_test_setup_teardown(test_module_unloaded_while_used, ts_ctx_setup, ts_ctx_teardown),
+        cmocka_unit_test_setup_teardown(test_stream_destroyed_while_used, ts_ctx_setup, race_teardown),
+        cmocka_unit_test_setup_teardown(test_event_destroyed_while_used, ts_ctx_setup, race_teardown),
+        cmocka_unit_test_setup_teardown(test_module_unloaded_while_used, ts_ctx_setup, race_teardown),
         cmocka_unit_test_setup_teardown(test_ctx_destroyed_under_everything, ts_check_no_current_context, NULL),
         cmocka_unit_test_setup_teardown(test_primary_released_under_threads, ts_check_no_current_context, NULL),
     };

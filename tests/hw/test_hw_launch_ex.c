@@ -356,6 +356,12 @@ static void test_library_in_two_contexts(void **state) {
     assert_cu_ok(cuLibraryGetKernel(&k, lib, "k_tagged"));
     CUcontext ctx[2] = {fx->ctx, NULL};
     assert_cu_ok(cuCtxCreate(&ctx[1], NULL, 0, fx->dev));
+    /* cuCtxCreate pushed it; cuCtxSetCurrent below only swaps the top of the
+     * stack, and destroying a context that is not current pops nothing: off
+     * the stack it goes, or the fixture's context stays on it twice. */
+    CUcontext popped = NULL;
+    assert_cu_ok(cuCtxPopCurrent(&popped));
+    assert_ptr_equal(popped, ctx[1]);
     const int n = 100003;
     for (int c = 0; c < 2; ++c) {
         assert_cu_ok(cuCtxSetCurrent(ctx[c]));

@@ -22,7 +22,10 @@
 
 #define TEST(f) cmocka_unit_test_setup_teardown(f, ts_hw_ctx_setup, ts_ctx_teardown)
 
+/* NVRTC declares printf, not vprintf (what printf becomes, and what numba
+ * calls): the source declares it as CUDA's headers do. */
 static const char kConstSource[] =
+    "extern \"C\" __device__ int vprintf(const char*, const char*);\n"
     "__constant__ double c_values[7] = {3.5, -2.25, 1.0, 7.75, 0.125, 1e300, -0.0};\n"
     "__constant__ char c_format[] = \"numba-const %d %.3f\\n\";\n"
     "__device__ __noinline__ void copy(double* d, const double* s, int n) { for (int i = 0; i < n; ++i) d[i] = s[i]; }\n"
@@ -33,17 +36,21 @@ static const char kConstSource[] =
     "    vprintf(c_format, (const char*)&a);\n"
     "}\n";
 
+/* Each round every block writes its slot, the grid syncs, every block checks
+ * another block's slot (read through volatile: written by another SM), the
+ * grid syncs again. */
 static const char kCgSource[] =
     "extern \"C\" __global__ void k_cg(unsigned* slots, unsigned* errors, unsigned rounds) {\n"
     "    unsigned long long h = cudaCGGetIntrinsicHandle(cudaCGScopeGrid);\n"
     "    if (h == 0) { if (threadIdx.x == 0) atomicAdd(errors, 1000000u); return; }\n"
     "    unsigned n = gridDim.x, b = blockIdx.x;\n"
+    "    volatile unsigned* vs = slots;\n"
     "    for (unsigned r = 1; r <= rounds; ++r) {\n"
-    "        if (threadIdx.x == 0) slots[b] = r * 100000u + b;\n"
+    "        if (threadIdx.x == 0) vs[b] = r * 100000u + b;\n"
     "        if (cudaCGSynchronize(h, 0) != cudaSuccess) { if (threadIdx.x == 0) atomicAdd(errors, 10000u); return; }\n"
     "        unsigned nb = (b + 1 + r) % n;\n"
-    "        if (threadIdx.x == 0 && slots[nb] != r * 100000u + nb) atomicAdd(errors, 1u);\n"
-    "        cudaCGSynchronize(h, 0);\n"
+    "        if (threadIdx.x == 0 && vs[nb] != r * 100000u + nb) atomicAdd(errors, 1u);\n"
+    "        if (cudaCGSynchronize(h, 0) != cudaSuccess) { if (threadIdx.x == 0) atomicAdd(errors, 10000u); return; }\n"
     "    }\n"
     "}\n";
 
@@ -140,37 +147,57 @@ static void test_cooperative_groups_through_cudadevrt(void **state) {
     assert_cu_ok(cuLibraryGetKernel(&k, lib, "k_cg"));
     CUfunction f = (CUfunction)k;
 
-    int perSm = 0, sms = 0;
+    int sms = 0;
     CUdevice dev;
     assert_cu_ok(cuCtxGetDevice(&dev));
     assert_cu_ok(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
-    assert_cu_ok(cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, f, 128, 0));
-    assert_true(perSm > 0);
-    const unsigned blocks = (unsigned)(perSm * sms);
+    /* Every block the GPU holds at once, for block sizes whose grids need
+     * different shared-memory carveouts (1 KiB reserved per block: 16 KiB
+     * for 16 blocks of 128 threads, 32 KiB for 32 blocks of 32). */
+    const unsigned blockSizes[] = {128, 32, 96, 1024};
+    const size_t maxBlocks = (size_t)sms * 32;
     CUdeviceptr slots, errors;
-    assert_cu_ok(cuMemAlloc(&slots, blocks * sizeof(unsigned)));
+    assert_cu_ok(cuMemAlloc(&slots, maxBlocks * sizeof(unsigned)));
     assert_cu_ok(cuMemAlloc(&errors, sizeof(unsigned)));
-    assert_cu_ok(cuMemsetD32(slots, 0, blocks));
-    assert_cu_ok(cuMemsetD32(errors, 0, 1));
     unsigned rounds = 200;
     void *params[] = {&slots, &errors, &rounds};
-    CUlaunchAttribute a;
-    memset(&a, 0, sizeof a);
-    a.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-    a.value.cooperative = 1;
-    CUlaunchConfig c;
-    memset(&c, 0, sizeof c);
-    c.gridDimX = blocks;
-    c.gridDimY = c.gridDimZ = 1;
-    c.blockDimX = 128;
-    c.blockDimY = c.blockDimZ = 1;
-    c.attrs = &a;
-    c.numAttrs = 1;
-    assert_cu_ok(cuLaunchKernelEx(&c, f, params, NULL));
-    assert_cu_ok(cuCtxSynchronize());
-    unsigned bad = 1;
-    assert_cu_ok(cuMemcpyDtoH(&bad, errors, sizeof bad));
-    assert_int_equal(bad, 0);
+    ts_watchdog_arm("cooperative groups through libcudadevrt", 60);
+    for (size_t i = 0; i < TS_ARRAY_SIZE(blockSizes); ++i) {
+        int perSm = 0;
+        assert_cu_ok(cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, f, (int)blockSizes[i], 0));
+        if (perSm == 0 && blockSizes[i] > 128) {
+            /* Too many registers for such a block: nothing to launch. */
+            printf("blocks of %u threads do not fit an SM (registers)\n", blockSizes[i]);
+            continue;
+        }
+        assert_true(perSm > 0 && (size_t)perSm * sms <= maxBlocks);
+        const unsigned blocks = (unsigned)(perSm * sms);
+        assert_cu_ok(cuMemsetD32(slots, 0xdeadbeef, blocks));
+        assert_cu_ok(cuMemsetD32(errors, 0, 1));
+        CUlaunchAttribute a;
+        memset(&a, 0, sizeof a);
+        a.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        a.value.cooperative = 1;
+        CUlaunchConfig c;
+        memset(&c, 0, sizeof c);
+        c.gridDimX = blocks;
+        c.gridDimY = c.gridDimZ = 1;
+        c.blockDimX = blockSizes[i];
+        c.blockDimY = c.blockDimZ = 1;
+        c.attrs = &a;
+        c.numAttrs = 1;
+        assert_cu_ok(cuLaunchKernelEx(&c, f, params, NULL));
+        assert_cu_ok(cuCtxSynchronize());
+        unsigned bad = 1;
+        assert_cu_ok(cuMemcpyDtoH(&bad, errors, sizeof bad));
+        if (bad) fail_msg("%u blocks of %u threads (%d per SM), %u rounds: errors %u", blocks, blockSizes[i], perSm, rounds, bad);
+        printf("cooperative grid of %u blocks x %u threads (%d per SM): %u rounds of grid sync\n", blocks, blockSizes[i],
+               perSm, rounds);
+        /* One block more than the GPU holds at once is refused. */
+        c.gridDimX = blocks + 1;
+        assert_cu(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, cuLaunchKernelEx(&c, f, params, NULL));
+    }
+    ts_watchdog_disarm();
     assert_cu_ok(cuMemFree(slots));
     assert_cu_ok(cuMemFree(errors));
     assert_cu_ok(cuLibraryUnload(lib));

@@ -519,6 +519,64 @@ void test_cooperative_limits(void**) {
             [&] { return cuLaunchCooperativeKernel(f, 1, 1, 1, 32, 1, 1, 0, nullptr, nullptr); }, "no parameters");
 }
 
+// The SM's shared-memory configuration a launch asks for (QMD V04's
+// MIN/TARGET_SM_CONFIG_SHARED_MEM_SIZE, KiB / 4 + 1) holds as many blocks as
+// the occupancy calculator promised; a cooperative grid needs it on every SM,
+// so there it is the minimum too. (A grid of 16 blocks of 128 threads per SM,
+// each 1 KiB of reserved shared memory, got an 8 KiB carveout before: half
+// the grid could not be resident and its grid barrier never completed.)
+uint32_t carveoutKiB(uint64_t field) { return static_cast<uint32_t>((field - 1) * 4); }
+
+void test_shared_carveout_holds_occupancy(void**) {
+    requireKernels();
+    CUfunction f = fn("k_dyn");
+    int before = 0;
+    assert_cu_ok(cuFuncGetAttribute(&before, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f));
+    assert_cu_ok(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 200 * 1024));
+    CUdeviceptr out = 0;
+    void* p[] = {&out};
+    const struct {
+        unsigned block;
+        unsigned shared;
+    } cases[] = {{128, 0}, {32, 0}, {96, 0}, {256, 0}, {64, 5003}, {128, 40000}, {32, 100 * 1024}, {1024, 0}};
+    for (const auto& c : cases) {
+        const int perSm = residentBlocks(f, (int)c.block, c.shared) / S.sms;
+        assert_true(perSm > 0);
+        for (int cooperative = 0; cooperative < 2; ++cooperative) {
+            const unsigned grid = cooperative ? (unsigned)(perSm * S.sms) : 7;
+            auto log = launchedBy([&] {
+                if (cooperative)
+                    assert_cu_ok(cuLaunchCooperativeKernel(f, grid, 1, 1, c.block, 1, 1, c.shared, nullptr, p));
+                else
+                    assert_cu_ok(cuLaunchKernel(f, grid, 1, 1, c.block, 1, 1, c.shared, nullptr, p, nullptr));
+            });
+            assert_int_equal(log.size(), 1);
+            const sim::LaunchRecord& r = log[0];
+            const uint64_t perBlock = q(r, nv::NVCBC0_QMDV04_00_SHARED_MEMORY_SIZE);
+            assert_true(perBlock >= c.shared + 1024);  // the SM's reservation is in it
+            const uint32_t target = carveoutKiB(q(r, nv::NVCBC0_QMDV04_00_TARGET_SM_CONFIG_SHARED_MEM_SIZE));
+            const uint32_t least = carveoutKiB(q(r, nv::NVCBC0_QMDV04_00_MIN_SM_CONFIG_SHARED_MEM_SIZE));
+            const uint32_t most = carveoutKiB(q(r, nv::NVCBC0_QMDV04_00_MAX_SM_CONFIG_SHARED_MEM_SIZE));
+            if (target * 1024ull < perBlock * (uint64_t)perSm)
+                fail_msg("%u threads, %u bytes: a %u KiB carveout for %d blocks of %llu bytes", c.block, c.shared, target,
+                         perSm, (unsigned long long)perBlock);
+            assert_true(least * 1024ull >= perBlock);
+            assert_true(least <= target && target <= most);
+            assert_int_equal(most, 228);
+            if (cooperative) assert_int_equal(least, target);
+            // Not more than needed: the next smaller configuration would not hold them.
+            if (perBlock * (uint64_t)perSm <= 228 * 1024ull) {
+                const uint32_t smaller[] = {0, 8, 16, 32, 64, 100, 132, 164, 196};
+                uint32_t below = 0;
+                for (uint32_t kib : smaller)
+                    if (kib < target) below = kib;
+                assert_true(below * 1024ull < perBlock * (uint64_t)perSm);
+            }
+        }
+    }
+    assert_cu_ok(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, before));
+}
+
 // ------------------------------------------------------------------ launch attributes
 
 void test_ex_attributes(void**) {
@@ -951,6 +1009,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_cooperative_workspace),
         cmocka_unit_test(test_cooperative_workspace_bytes),
         cmocka_unit_test(test_cooperative_limits),
+        cmocka_unit_test(test_shared_carveout_holds_occupancy),
         cmocka_unit_test(test_ex_attributes),
         cmocka_unit_test(test_ex_parameters_and_streams),
         cmocka_unit_test(test_attribute_events),
