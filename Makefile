@@ -145,9 +145,27 @@ $(BUILD)/devrt/devrt_sm%.cubin: devrt/devrt.cu lib/core/devrt_abi.h
 	@command -v $(NVCC) >/dev/null || { echo "$(NVCC) not found: building the device runtime needs the CUDA toolkit (set CUDA_HOME)"; exit 1; }
 	$(NVCC) -arch=sm_$* -rdc=true -cubin -O3 -maxrregcount=32 -o $@ $<
 
-$(BUILD)/obj/lib/loader/devrt_image.o: $(DEVRT_CUBINS)
+# Embedded packed (tools/pack_images.c; lib/loader/unpack.h has the format):
+# one stream of the cubins in DEVRT_ARCHS order, and a header of their sizes.
+PACK_IMAGES := $(BUILD)/tools/pack_images
+$(PACK_IMAGES): tools/pack_images.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -O2 $< -o $@
+
+$(BUILD)/devrt/devrt.packed $(BUILD)/gen/loader/packed_devrt.h &: $(DEVRT_CUBINS) $(PACK_IMAGES)
+	@mkdir -p $(BUILD)/gen/loader
+	$(PACK_IMAGES) $(BUILD)/devrt/devrt.packed $(BUILD)/gen/loader/packed_devrt.h nvl::loader::devrt::packed $(DEVRT_CUBINS)
+
+# The unpacker's test round-trips through the packer (tools/pack_images.h).
+$(BUILD)/obj/tools/pack_images.o: tools/pack_images.c tools/pack_images.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(WARN) -O2 $(SAN) -DPACK_IMAGES_NO_MAIN -c $< -o $@
+$(BUILD)/tests/unit/test_unpack: tests/unit/test_unpack.cpp $(BUILD)/obj/tools/pack_images.o $(CHK_STATIC) $(CHK_SIM_OBJS) $(TEST_SUPPORT)
+	@mkdir -p $(dir $@)
+	$(CXX) $(TEST_CXXFLAGS) -Iinclude/nvlite -Itests $< -o $@ $(BUILD)/obj/tools/pack_images.o $(TEST_SUPPORT) $(CHK_SIM_OBJS) $(CHK_STATIC) $(TEST_LDLIBS)
+
+$(BUILD)/obj/lib/loader/devrt_image.o $(CHK)/obj/lib/loader/devrt_image.o: $(BUILD)/devrt/devrt.packed $(BUILD)/gen/loader/packed_devrt.h
 $(BUILD)/obj/lib/loader/devrt_image.o: ALL_CXXFLAGS += -DNVL_DEVRT_DIR='"$(BUILD)/devrt"'
-$(CHK)/obj/lib/loader/devrt_image.o: $(DEVRT_CUBINS)
 $(CHK)/obj/lib/loader/devrt_image.o: TEST_CXXFLAGS += -DNVL_DEVRT_DIR='"$(BUILD)/devrt"'
 
 $(CHK)/obj/gen/%.o: $(BUILD)/gen/%.cpp
@@ -378,7 +396,7 @@ ASAN_CC ?= clang
 ASAN_CXX ?= clang++
 ASAN_SAN := -fsanitize=address,undefined -fno-sanitize=vptr,function,enum -fno-sanitize-recover=undefined \
             -fno-omit-frame-pointer -fsanitize=fuzzer-no-link
-ASAN_TESTS ?= unit/test_loader unit/test_loader_fuzz unit/test_loader_jit unit/test_jit_isolation unit/test_core_units \
+ASAN_TESTS ?= unit/test_loader unit/test_loader_fuzz unit/test_unpack unit/test_loader_jit unit/test_jit_isolation unit/test_core_units \
               unit/test_launch_sim unit/test_channel_faults api/test_bad_input api/test_races api/test_init \
               api/test_context api/test_memory api/test_module api/test_events api/test_faults api/test_threads \
               api/test_copy_ptds api/test_streams api/test_device
@@ -400,7 +418,7 @@ endif
 # a leak, a timeout (10 s), 3 GiB of RSS or a 1.1 GiB malloc stops it and
 # fails the run, the input is left as $(ASAN_BUILD)/fuzz/crash-<target>-*.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= loader api
+FUZZ_TARGETS ?= loader api unpack
 FUZZ_DIR := $(ASAN_BUILD)/fuzz
 
 # The fuzz targets link the objects test-asan's tests link (the checked ones).
@@ -414,7 +432,7 @@ $(BUILD)/fuzz/make_seeds: tests/fuzz/make_seeds.c $(BUILD)/obj/tests/support/ts_
 
 fuzz:
 	+@$(ASAN_MAKE) $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_TARGETS)) $(FUZZ_DIR)/make_seeds
-	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(foreach t,loader api,$(FUZZ_DIR)/seeds/$(t) $(FUZZ_DIR)/corpus/$(t))
+	@rm -rf $(FUZZ_DIR)/seeds && mkdir -p $(foreach t,$(sort loader api $(FUZZ_TARGETS)),$(FUZZ_DIR)/seeds/$(t) $(FUZZ_DIR)/corpus/$(t))
 	@ASAN_OPTIONS=detect_leaks=0 $(FUZZ_DIR)/make_seeds $(FUZZ_DIR)/seeds/loader $(FUZZ_DIR)/seeds/api
 	@for t in $(FUZZ_TARGETS); do \
 	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
@@ -578,9 +596,13 @@ $(BUILD)/builtin/kernels_sm%.cubin: builtin/kernels.cu lib/common/builtin_abi.h 
 	@mkdir -p $(dir $@)
 	$(NVRTC_CUBIN) $< $* $@ --include-path=$(abspath lib) -std=c++17
 
-$(BUILD)/obj/lib/loader/builtin_image.o: $(BUILTIN_CUBINS)
+# Embedded packed, in BUILTIN_ARCHS order (lib/loader/builtin_image.cpp).
+$(BUILD)/builtin/kernels.packed $(BUILD)/gen/loader/packed_builtin.h &: $(BUILTIN_CUBINS) $(PACK_IMAGES)
+	@mkdir -p $(BUILD)/gen/loader
+	$(PACK_IMAGES) $(BUILD)/builtin/kernels.packed $(BUILD)/gen/loader/packed_builtin.h nvl::loader::builtin::packed $(BUILTIN_CUBINS)
+
+$(BUILD)/obj/lib/loader/builtin_image.o $(CHK)/obj/lib/loader/builtin_image.o: $(BUILD)/builtin/kernels.packed $(BUILD)/gen/loader/packed_builtin.h
 $(BUILD)/obj/lib/loader/builtin_image.o: ALL_CXXFLAGS += -DNVL_BUILTIN_DIR='"$(BUILD)/builtin"'
-$(CHK)/obj/lib/loader/builtin_image.o: $(BUILTIN_CUBINS)
 $(CHK)/obj/lib/loader/builtin_image.o: TEST_CXXFLAGS += -DNVL_BUILTIN_DIR='"$(BUILD)/builtin"'
 
 # bench_perf's kernels (bench/perf_kernels.cu), compiled at build time next to

@@ -325,8 +325,10 @@ def generate(args):
     c.append('const EntryPoint kEntryPoints[] = {\n')
     order = sorted(syms, key=lambda s: (s.function, s.per_thread != '', s.version))
     for s in order:
-        c.append('    {"%s", "%s", %d, %s, reinterpret_cast<EntryPoint::Fn>(&::%s)},\n' %
-                 (s.function, s.name, s.version, 'true' if s.per_thread else 'false', s.name))
+        if not s.name.startswith(s.function) or len(s.function) > 255:
+            raise SystemExit('gen_entry_points: %s: the function name %s is not the start of the symbol' % (s.name, s.function))
+        c.append('    {"%s", reinterpret_cast<EntryPoint::Fn>(&::%s), %d, %d, %s},\n' %
+                 (s.name, s.name, s.version, len(s.function), 'true' if s.per_thread else 'false'))
     c.append('};\nconst size_t kEntryPointCount = sizeof kEntryPoints / sizeof kEntryPoints[0];\n\n'
              '}  // namespace nvl::api\n')
     write(os.path.join(args.out, 'entry_thunks.cpp'), ''.join(c))

@@ -39,46 +39,64 @@ private:
     bool saved_;
 };
 
-// The argument list of a traced call, as text.
-class ArgText {
-public:
-    void add(const char* s);                   // a string argument, quoted
-    void add(const void* p);                   // any pointer or handle
-    void add(long long v);                     // signed integers, enums
-    void add(unsigned long long v, bool hex);  // unsigned integers
-    void add(double v);
-    void opaque();  // a structure passed by value
-    const char* text() const { return buf_; }
-
-private:
-    void next();
-    char buf_[512] = {};
-    size_t n_ = 0;
+// One argument of a traced call, as its type says to print it.
+struct Arg {
+    enum class Kind : uint8_t { String, Pointer, Signed, Unsigned, Hex, Double, Opaque };
+    Kind kind = Kind::Opaque;
+    union {
+        const char* s;
+        const void* p;
+        long long i;
+        unsigned long long u;
+        double d;
+    };
 };
 
 template <class T>
-void addArg(ArgText& t, const T& v) {
+Arg toArg(const T& v) {
+    Arg a;
     if constexpr (std::is_same_v<T, const char*>) {
-        t.add(v);
+        a.kind = Arg::Kind::String;
+        a.s = v;
     } else if constexpr (std::is_pointer_v<T> && std::is_function_v<std::remove_pointer_t<T>>) {
-        t.add(reinterpret_cast<const void*>(v));
+        a.kind = Arg::Kind::Pointer;
+        a.p = reinterpret_cast<const void*>(v);
     } else if constexpr (std::is_pointer_v<T>) {
-        t.add(static_cast<const void*>(v));
-    } else if constexpr (std::is_enum_v<T>) {
-        t.add(static_cast<long long>(v));
+        a.kind = Arg::Kind::Pointer;
+        a.p = static_cast<const void*>(v);
+    } else if constexpr (std::is_enum_v<T> || (std::is_integral_v<T> && std::is_signed_v<T>)) {
+        a.kind = Arg::Kind::Signed;
+        a.i = static_cast<long long>(v);
     } else if constexpr (std::is_floating_point_v<T>) {
-        t.add(static_cast<double>(v));
-    } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
-        t.add(static_cast<long long>(v));
+        a.kind = Arg::Kind::Double;
+        a.d = static_cast<double>(v);
     } else if constexpr (std::is_integral_v<T>) {
         // 64-bit unsigned values are device pointers or flag words: hex.
-        t.add(static_cast<unsigned long long>(v), std::is_same_v<T, unsigned long long>);
+        a.kind = std::is_same_v<T, unsigned long long> ? Arg::Kind::Hex : Arg::Kind::Unsigned;
+        a.u = static_cast<unsigned long long>(v);
     } else {
-        t.opaque();
+        a.kind = Arg::Kind::Opaque;  // a structure passed by value
+        a.u = 0;
     }
+    return a;
 }
 
-void traceCall(const char* name, const char* args, CUresult r, uint64_t ns);
+// An entry point's body, called through one pointer type: the code that
+// runs a call (scope, exceptions, tracing) is written once, out of line,
+// instead of once per entry point.
+using Invoke = CUresult (*)(void* body);
+
+template <class Body>
+CUresult invoke(void* body) {
+    return static_cast<Status>((*static_cast<Body*>(body))()).code();
+}
+
+// Runs invoke(body) in a CallScope, with NULL naming the calling thread's
+// default stream when 'perThread'; an exception becomes
+// CUDA_ERROR_OUT_OF_MEMORY (std::bad_alloc) or CUDA_ERROR_UNKNOWN.
+CUresult run(Invoke invoke, void* body, bool perThread) noexcept;
+// The same, timed, and printed under 'name' with its 'count' arguments.
+CUresult runTraced(const char* name, Invoke invoke, void* body, bool perThread, const Arg* args, size_t count) noexcept;
 
 }  // namespace detail
 
@@ -91,30 +109,13 @@ inline bool perThreadDefaultStream() { return detail::perThreadDefault; }
 // racing it waits for it or answers it).
 template <DefaultStream D = DefaultStream::Legacy, class Body, class... Args>
 CUresult call(const char* name, Body&& body, const Args&... args) noexcept {
-    auto run = [&]() noexcept -> CUresult {
-        core::CallScope scope;
-        try {
-            if constexpr (D == DefaultStream::PerThread) {
-                detail::PerThreadScope scope;
-                return static_cast<Status>(body()).code();
-            } else {
-                return static_cast<Status>(body()).code();
-            }
-        } catch (const std::bad_alloc&) {
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        } catch (...) {
-            return CUDA_ERROR_UNKNOWN;
-        }
-    };
+    using B = std::remove_reference_t<Body>;
+    void* b = const_cast<void*>(static_cast<const void*>(&body));
+    constexpr bool perThread = D == DefaultStream::PerThread;
     if (!trace::api()) [[likely]]
-        return run();
-    const uint64_t t0 = monotonicNs();
-    const CUresult r = run();
-    const uint64_t t1 = monotonicNs();
-    detail::ArgText text;
-    (detail::addArg(text, args), ...);
-    detail::traceCall(name, text.text(), r, t1 - t0);
-    return r;
+        return detail::run(&detail::invoke<B>, b, perThread);
+    const detail::Arg argv[sizeof...(Args) + 1] = {detail::toArg(args)...};
+    return detail::runTraced(name, &detail::invoke<B>, b, perThread, argv, sizeof...(Args));
 }
 
 // The stub rule of the entry points nvlite does not provide (README): after

@@ -3,17 +3,23 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
+#include <string_view>
 
 namespace nvl::api {
 
+// 24 bytes and two relocations an entry: the function's name is not a
+// pointer of its own but the start of the symbol's.
 struct EntryPoint {
     using Fn = void (*)();
-    const char* function;  // the name programs ask for: cuMemAlloc
-    const char* symbol;    // the exported variant: cuMemAlloc_v2
-    int version;           // the CUDA version it appeared in
-    bool perThread;        // a _ptds/_ptsz form
+    const char* symbol;      // the exported variant: cuMemAlloc_v2
     Fn address;
+    int version;             // the CUDA version it appeared in
+    uint8_t functionLength;  // the name programs ask for is the symbol's start: cuMemAlloc
+    bool perThread;          // a _ptds/_ptsz form
+
+    std::string_view function() const { return {symbol, functionLength}; }
 };
 
 // Sorted by function name (strcmp), default forms before per-thread ones,

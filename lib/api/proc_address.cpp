@@ -28,12 +28,13 @@ struct Lookup {
 
 Lookup find(const char* name, int version, bool perThread) {
     const auto all = entryPoints();
-    auto it = std::lower_bound(all.begin(), all.end(), name,
-                               [](const EntryPoint& e, const char* n) { return std::strcmp(e.function, n) < 0; });
+    const std::string_view wanted(name);
+    auto it = std::lower_bound(all.begin(), all.end(), wanted,
+                               [](const EntryPoint& e, std::string_view n) { return e.function() < n; });
     Lookup r;
     const EntryPoint* variant = nullptr;
     const EntryPoint* perThreadForm = nullptr;
-    for (; it != all.end() && std::strcmp(it->function, name) == 0; ++it) {
+    for (; it != all.end() && it->function() == wanted; ++it) {
         if (!it->perThread && (r.oldest == 0 || it->version < r.oldest)) r.oldest = it->version;
         if (it->version > version) continue;
         (it->perThread ? perThreadForm : variant) = &*it;

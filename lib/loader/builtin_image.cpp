@@ -1,55 +1,39 @@
 #include "loader/builtin_image.h"
 
+#include <iterator>
+
+#include "loader/embedded.h"
+#include "loader/packed_builtin.h"  // generated: the packed cubins' sizes
+
 // NVL_BUILTIN_DIR (set by the Makefile for this file alone): the build
-// folder holding kernels_sm80.cubin ... kernels_sm90.cubin.
+// folder holding kernels.packed, the cubins of kernels_sm80.cubin ...
+// kernels_sm90.cubin packed by tools/pack_images (in this order).
 #ifndef NVL_BUILTIN_DIR
-#error "NVL_BUILTIN_DIR must name the folder of the built-in kernels' cubins"
+#error "NVL_BUILTIN_DIR must name the folder of the built-in kernels' packed cubins"
 #endif
 
-#define NVL_BUILTIN_EMBED(name, file)                         \
-    ".section .rodata.nvl_builtin,\"a\",@progbits\n"          \
-    ".balign 16\n"                                            \
-    ".hidden " #name "_begin\n"                               \
-    ".hidden " #name "_end\n"                                 \
-    ".globl " #name "_begin\n"                                \
-    ".globl " #name "_end\n" #name "_begin:\n"                \
-    ".incbin \"" NVL_BUILTIN_DIR "/" file "\"\n" #name "_end:\n" \
-    ".previous\n"
-
-asm(NVL_BUILTIN_EMBED(nvl_builtin_sm80, "kernels_sm80.cubin") NVL_BUILTIN_EMBED(nvl_builtin_sm86, "kernels_sm86.cubin")
-        NVL_BUILTIN_EMBED(nvl_builtin_sm89, "kernels_sm89.cubin") NVL_BUILTIN_EMBED(nvl_builtin_sm90, "kernels_sm90.cubin"));
+asm(NVL_EMBED_FILE(".rodata.nvl_builtin", nvl_builtin_packed, NVL_BUILTIN_DIR "/kernels.packed"));
 
 extern "C" {
-extern const uint8_t nvl_builtin_sm80_begin[], nvl_builtin_sm80_end[];
-extern const uint8_t nvl_builtin_sm86_begin[], nvl_builtin_sm86_end[];
-extern const uint8_t nvl_builtin_sm89_begin[], nvl_builtin_sm89_end[];
-extern const uint8_t nvl_builtin_sm90_begin[], nvl_builtin_sm90_end[];
+extern const uint8_t nvl_builtin_packed_begin[], nvl_builtin_packed_end[];
 }
 
 namespace nvl::loader::builtin {
 namespace {
 
-struct Embedded {
-    uint32_t sm;
-    const uint8_t* begin;
-    const uint8_t* end;
-};
-
-const Embedded kCubins[] = {
-    {80, nvl_builtin_sm80_begin, nvl_builtin_sm80_end},
-    {86, nvl_builtin_sm86_begin, nvl_builtin_sm86_end},
-    {89, nvl_builtin_sm89_begin, nvl_builtin_sm89_end},
-    {90, nvl_builtin_sm90_begin, nvl_builtin_sm90_end},
-};
+constexpr uint32_t kArchs[] = {80, 86, 89, 90};
+static_assert(std::size(kArchs) == std::size(packed::kImageSizes));
 
 }  // namespace
 
 Bytes embeddedCubin(uint32_t sm) {
-    const Embedded* best = nullptr;
-    for (const Embedded& e : kCubins)
-        if (e.sm / 10 == sm / 10 && e.sm <= sm) best = &e;
-    if (!best) return {};
-    return Bytes(best->begin, static_cast<size_t>(best->end - best->begin));
+    size_t best = std::size(kArchs);
+    for (size_t i = 0; i < std::size(kArchs); i++)
+        if (kArchs[i] / 10 == sm / 10 && kArchs[i] <= sm) best = i;
+    if (best == std::size(kArchs)) return {};
+    static const Unpacked images(Bytes(nvl_builtin_packed_begin, nvl_builtin_packed_end), packed::kPackedSize,
+                                 packed::kImageSizes);
+    return images.image(best);
 }
 
 }  // namespace nvl::loader::builtin

@@ -1,36 +1,36 @@
 #include "loader/devrt_image.h"
 
+#include <iterator>
+
+#include "loader/embedded.h"
+#include "loader/packed_devrt.h"  // generated: the packed cubins' sizes
+
 // NVL_DEVRT_DIR (set by the Makefile for this file alone): the build folder
-// holding devrt_sm80.cubin and devrt_sm90.cubin.
+// holding devrt.packed, devrt_sm80.cubin and devrt_sm90.cubin packed by
+// tools/pack_images (in this order).
 #ifndef NVL_DEVRT_DIR
-#error "NVL_DEVRT_DIR must name the folder of the device runtime's cubins"
+#error "NVL_DEVRT_DIR must name the folder of the device runtime's packed cubins"
 #endif
 
-#define NVL_DEVRT_EMBED(name, file)                         \
-    ".section .rodata.nvl_devrt,\"a\",@progbits\n"          \
-    ".balign 16\n"                                          \
-    ".hidden " #name "_begin\n"                             \
-    ".hidden " #name "_end\n"                               \
-    ".globl " #name "_begin\n"                              \
-    ".globl " #name "_end\n" #name "_begin:\n"              \
-    ".incbin \"" NVL_DEVRT_DIR "/" file "\"\n" #name "_end:\n" \
-    ".previous\n"
-
-asm(NVL_DEVRT_EMBED(nvl_devrt_sm80, "devrt_sm80.cubin") NVL_DEVRT_EMBED(nvl_devrt_sm90, "devrt_sm90.cubin"));
+asm(NVL_EMBED_FILE(".rodata.nvl_devrt", nvl_devrt_packed, NVL_DEVRT_DIR "/devrt.packed"));
 
 extern "C" {
-extern const uint8_t nvl_devrt_sm80_begin[], nvl_devrt_sm80_end[];
-extern const uint8_t nvl_devrt_sm90_begin[], nvl_devrt_sm90_end[];
+extern const uint8_t nvl_devrt_packed_begin[], nvl_devrt_packed_end[];
 }
 
 namespace nvl::loader::devrt {
 
 Bytes embeddedCubin(uint32_t sm) {
+    static_assert(std::size(packed::kImageSizes) == 2, "devrt_sm80 and devrt_sm90");
+    size_t index;
     switch (sm / 10) {
-    case 8: return Bytes(nvl_devrt_sm80_begin, static_cast<size_t>(nvl_devrt_sm80_end - nvl_devrt_sm80_begin));
-    case 9: return Bytes(nvl_devrt_sm90_begin, static_cast<size_t>(nvl_devrt_sm90_end - nvl_devrt_sm90_begin));
+    case 8: index = 0; break;
+    case 9: index = 1; break;
     default: return {};
     }
+    static const Unpacked images(Bytes(nvl_devrt_packed_begin, nvl_devrt_packed_end), packed::kPackedSize,
+                                 packed::kImageSizes);
+    return images.image(index);
 }
 
 }  // namespace nvl::loader::devrt
