@@ -156,8 +156,24 @@ Result<ContextChannels::Lane> ContextChannels::addLane() {
     Lane lane;
     NVL_ASSIGN_OR_RETURN(lane.compute, graphics_->addScheduledChannel(EngineKind::Compute, mode_));
     lane.compute->setOrderedByAcquire(launchesRelease_);
-    ChannelGroup& copies = copyGroup_ ? *copyGroup_ : *graphics_;
-    auto copy = copies.addScheduledChannel(EngineKind::Copy, mode_);
+    Result<Channel*> copy = CUDA_ERROR_UNKNOWN;
+    if (copyGroup_) {
+        // A TSG of its own on the asynchronous copy engine (laneCopyGroups_).
+        auto group = ChannelGroup::create(copyGroup_->gpu(), copyGroup_->engineType());
+        if (group) {
+            copy = (*group)->addChannel(EngineKind::Copy);
+            if (copy) {
+                (*copy)->setWaitMode(mode_);
+                Status s = (*group)->schedule();
+                if (s.ok()) laneCopyGroups_.push_back(std::move(*group));
+                else copy = s;
+            }
+        } else {
+            copy = group.status();
+        }
+    } else {
+        copy = graphics_->addScheduledChannel(EngineKind::Copy, mode_);
+    }
     if (!copy) {
         graphics_->removeNewest();  // the lane's compute channel, unused
         return copy.status();

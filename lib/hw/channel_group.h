@@ -79,6 +79,14 @@ private:
     FaultScope faultScope_;
     std::unique_ptr<ChannelGroup> graphics_;
     std::unique_ptr<ChannelGroup> copyGroup_;  // empty when copies share the graphics group
+    // The copy channels of lanes 1.. on the asynchronous copy engine, each in
+    // a TSG of its own. In one TSG, a copy channel whose semaphore acquire
+    // waits for another lane kept that TSG's other copy channels from being
+    // fetched: on the H200 a copy channel's GP_GET stopped one entry short of
+    // GP_PUT for good (tests/api/test_races, the event race, with
+    // NVLITE_HANG_REPORT). A failed acquire switches TSGs, so lanes in
+    // separate TSGs keep running.
+    std::vector<std::unique_ptr<ChannelGroup>> laneCopyGroups_;
     std::vector<Lane> lanes_;
 };
 
