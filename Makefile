@@ -702,16 +702,20 @@ $(BUILD)/tests/cudart/driver_mix_static $(BUILD)/tests/cudart/driver_mix_shared:
 # on the AddressSanitizer build of the library (test-asan's, $(ASAN_BUILD)):
 # the programs are nvcc's, so the ASan runtime is preloaded. Catches what
 # glibc only sometimes noticed (issue 13: calls from cudart's atexit
-# teardown into freed per-thread state). Part of test-asan; without nvcc,
+# teardown into freed per-thread state). nvJitLink runs in a fork of the
+# program (NVLITE_JIT_HELPER names no file): the ASan build's nvlite-jit has
+# ASan linked in statically, which the preloaded shared runtime refuses.
+# The programs need the ASan build's simulated driver too. Part of test-asan; without nvcc,
 # or without clang's shared ASan runtime, it says so and runs nothing.
 CUDART_ASAN_RT = $(shell $(ASAN_CC) -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null)
 .PHONY: cudart-programs test-cudart-asan
-cudart-programs: $(CUDART_BINS) $(CUDART_CUBLAS) $(if $(CUDART_BINS),driver)
+cudart-programs: $(CUDART_BINS) $(CUDART_CUBLAS) $(if $(CUDART_BINS),driver $(BUILD)/lib/$(SIM_SONAME))
 test-cudart-asan:
 	@if [ -z "$(CUDART_BINS)" ]; then echo "test-cudart-asan: skipped: no nvcc ($(NVCC)) to build the runtime-API programs"; \
 	 elif [ ! -f "$(CUDART_ASAN_RT)" ]; then echo "test-cudart-asan: skipped: no shared ASan runtime from $(ASAN_CC)"; \
 	 else $(ASAN_MAKE) cudart-programs && \
 	   LD_PRELOAD=$(CUDART_ASAN_RT) LD_LIBRARY_PATH=$(abspath $(ASAN_BUILD)/driver)$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH} \
+	   NVLITE_JIT_HELPER=/nonexistent/nvlite-jit \
 	   NVLITE_DEVICE=sim ASAN_OPTIONS="detect_leaks=0:exitcode=67:$$ASAN_OPTIONS" \
 	   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=68:$$UBSAN_OPTIONS" \
 	   tests/run_tests.sh $(patsubst $(BUILD)/%,$(ASAN_BUILD)/%,$(CUDART_BINS) $(CUDART_CUBLAS)); fi
