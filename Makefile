@@ -641,7 +641,7 @@ CUDART_BINS := $(foreach s,$(CUDART_SRCS),$(patsubst tests/%.cu,$(BUILD)/tests/%
                  $(patsubst tests/%.cu,$(BUILD)/tests/%,$(s))_shared)
 endif
 
-$(BUILD)/obj/tests/cudart/%.o: tests/cudart/%.cu
+$(BUILD)/obj/tests/cudart/%.o: tests/cudart/%.cu tests/cudart/cudart_check.h
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -O2 $(CUDART_ARCH) -Xcompiler -Wall,-Wextra,-Werror -c $< -o $@
 

@@ -27,25 +27,9 @@
 #include <string>
 #include <vector>
 
-extern "C" {
-#include <cmocka.h>
-}
+#include "cudart_check.h"
 
 namespace {
-
-bool onSimulator() {
-    const char* d = std::getenv("NVLITE_DEVICE");
-    return d && std::strcmp(d, "sim") == 0;
-}
-
-void checkRt(cudaError_t expected, cudaError_t actual, const char* expr, int line) {
-    if (expected == actual) return;
-    print_error("line %d: %s\n  expected %s (%d), got %s (%d): %s\n", line, expr, cudaGetErrorName(expected),
-                (int)expected, cudaGetErrorName(actual), (int)actual, cudaGetErrorString(actual));
-    fail();
-}
-#define assert_rt(expected, call) checkRt((expected), (call), #call, __LINE__)
-#define assert_rt_ok(call) assert_rt(cudaSuccess, (call))
 
 // stdout into a file for the length of a call, then its text.
 class CapturedStdout {
