@@ -30,7 +30,10 @@ bool copyLine(GpuVaSpace& va, uint64_t dst, uint64_t src, uint64_t n, std::vecto
     return true;
 }
 
-bool fillLine(GpuVaSpace& va, uint64_t dst, uint64_t bytes, const std::vector<uint8_t>& pattern, uint64_t* faultVa) {
+bool fillLine(GpuVaSpace& va, uint64_t dst, uint64_t bytes, const std::vector<uint8_t>& pattern, bool zero,
+              uint64_t* faultVa) {
+    // Zero: the memory's own fill, which drops whole pages instead of writing them.
+    if (zero) return va.fill(dst, 0, bytes, faultVa);
     for (uint64_t done = 0; done < bytes;) {
         const uint64_t c = std::min<uint64_t>(bytes - done, pattern.size());
         if (!va.write(dst + done, pattern.data(), c, faultVa)) return false;
@@ -69,9 +72,11 @@ BuiltinRun runBuiltinKernel(GpuVaSpace& va, const LaunchRecord& launch, uint64_t
         return BuiltinRun::Faulted;
     std::vector<uint8_t> buffer;
     const bool copy = a.op == builtin::kOpCopy || a.op == builtin::kOpCopyLine;
+    bool zero = false;
     if (!copy) {
         if (a.elementSize != 1 && a.elementSize != 2 && a.elementSize != 4) return BuiltinRun::Faulted;
         // A piece of the pattern, a whole number of elements long.
+        zero = (uint64_t{a.value} & ((uint64_t{1} << (8 * a.elementSize)) - 1)) == 0;
         buffer.resize(kPiece);
         for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<uint8_t>(a.value >> (8 * (i % a.elementSize)));
     }
@@ -80,7 +85,7 @@ BuiltinRun runBuiltinKernel(GpuVaSpace& va, const LaunchRecord& launch, uint64_t
             const uint64_t dst = a.dst + z * a.dstSlicePitch + y * a.dstPitch;
             const bool ok = copy
                                 ? copyLine(va, dst, a.src + z * a.srcSlicePitch + y * a.srcPitch, a.width, buffer, faultVa)
-                                : fillLine(va, dst, a.width * a.elementSize, buffer, faultVa);
+                                : fillLine(va, dst, a.width * a.elementSize, buffer, zero, faultVa);
             if (!ok) return BuiltinRun::Faulted;
         }
     }

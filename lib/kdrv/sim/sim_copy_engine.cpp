@@ -82,7 +82,6 @@ bool remapLine(GpuVaSpace& va, const Remap& r, uint64_t dst, uint64_t src, uint6
     const bool needSrc = r.needsSource();
     const bool keepDst = r.skipsAny();
     const uint64_t chunk = std::max<uint64_t>(1, kBounce / std::max(srcPixel, dstPixel));
-    va.prepareWrite(dst, elements * dstPixel);
     std::vector<uint8_t> in, out;
     if (!needSrc && !keepDst) {
         // Constant fill (memset): one pixel, replicated.
@@ -93,7 +92,8 @@ bool remapLine(GpuVaSpace& va, const Remap& r, uint64_t dst, uint64_t src, uint6
             else if (sel == nv::NVC8B5_SET_REMAP_COMPONENTS_DST_X_CONST_B) std::memcpy(pixel + c * cs, &r.constB, cs);
         }
         if (std::all_of(pixel + 1, pixel + dstPixel, [&](uint8_t b) { return b == pixel[0]; }))
-            return va.fill(dst, pixel[0], elements * dstPixel, faultVa);
+            return va.fill(dst, pixel[0], elements * dstPixel, faultVa);  // populates what it writes
+        va.prepareWrite(dst, elements * dstPixel);
         out.resize(std::min(chunk, elements) * dstPixel);
         for (size_t o = 0; o < out.size(); o += dstPixel) std::memcpy(out.data() + o, pixel, dstPixel);
         for (uint64_t done = 0; done < elements;) {
@@ -103,6 +103,7 @@ bool remapLine(GpuVaSpace& va, const Remap& r, uint64_t dst, uint64_t src, uint6
         }
         return true;
     }
+    va.prepareWrite(dst, elements * dstPixel);
     for (uint64_t done = 0; done < elements;) {
         const uint64_t n = std::min(chunk, elements - done);
         if (needSrc) {

@@ -217,6 +217,19 @@ bool Backing::write(uint64_t off, const void* src, size_t n) {
 
 bool Backing::fill(uint64_t off, uint8_t byte, size_t n) {
     if (off > size_ || n > size_ - off) return false;
+    if (ptr_ && pool_ && byte == 0 && n >= kZeroDropMin) {
+        // Zeroing whole pages drops them from the pool's memfd (they read as
+        // zero again): a large zeroed object (a module's 2 GiB .nv.global, a
+        // cuMemsetD8 of a big allocation) costs the host no memory, as it
+        // costs the real GPU none.
+        constexpr uint64_t page = 4096;
+        const uint64_t first = poolOffset_ + off, last = first + n;
+        const uint64_t start = (first + page - 1) & ~(page - 1), end = last & ~(page - 1);
+        std::memset(ptr_ + off, 0, static_cast<size_t>(start - first));
+        pool_->file()->discard(start, end - start);
+        std::memset(ptr_ + (end - poolOffset_), 0, static_cast<size_t>(last - end));
+        return true;
+    }
     if (ptr_) {
         prepareWrite(off, n);
         std::memset(ptr_ + off, byte, n);

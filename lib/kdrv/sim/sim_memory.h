@@ -117,7 +117,10 @@ public:
     bool store16(uint64_t off, uint16_t v);
     bool store32(uint64_t off, uint32_t v);
     bool store64(uint64_t off, uint64_t v);
+    // Fills of zero over kZeroDropMin bytes or more punch the whole pages out
+    // of the memfd instead of writing them (no host memory for zeroed pages).
     bool fill(uint64_t off, uint8_t byte, size_t n);
+    static constexpr size_t kZeroDropMin = 1u << 20;
     // Hint before a large write through ptr(): populates the sparse memfd
     // pages in one call (first-touch faults one page at a time cost several
     // times more, notably in VMs). Best effort; no-op for small ranges.
