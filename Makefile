@@ -101,9 +101,12 @@ $(CHK)/driver/libcuda.so.1: | $(CHK)/lib/$(SONAME)
 	ln -sf ../lib/$(SONAME) $@
 
 # nvlite as the driver: libcuda.so.1 and libcuda.so names in a folder of their
-# own, and the launcher that puts that folder first (tools/nvlite-run).
+# own, and the launcher that puts that folder first (tools/nvlite-run). The
+# simulated driver comes with it: programs run through this folder with
+# NVLITE_DEVICE=sim (make test-cudart, dropin-checks) load it from ../lib
+# (a parallel make once ran them before it was linked).
 DRIVER_DIR := $(BUILD)/driver
-driver: $(DRIVER_DIR)/libcuda.so.1 $(DRIVER_DIR)/libcuda.so $(BUILD)/bin/nvlite-run
+driver: $(DRIVER_DIR)/libcuda.so.1 $(DRIVER_DIR)/libcuda.so $(BUILD)/bin/nvlite-run $(BUILD)/lib/$(SIM_SONAME)
 
 $(DRIVER_DIR)/libcuda.so.1: | $(BUILD)/lib/$(SONAME)
 	@mkdir -p $(dir $@)
