@@ -299,7 +299,7 @@ $(BUILD)/probes/launch_probe: tests/compat/launch_probe.c tests/compat/probe.h $
 # dropin_probe links no CUDA library: it dlopen()s libcuda.so.1 (NVIDIA's
 # cuda.h for the types), so one binary probes libcuda, or nvlite through
 # build/bin/nvlite-run.
-$(BUILD)/probes/dropin_probe: tests/compat/dropin_probe.c tests/compat/probe.h
+$(BUILD)/probes/dropin_probe: tests/compat/dropin_probe.c tests/compat/probe.h tests/compat/probe_dlopen.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(WARN) -O0 -g -I$(CUDA_HOME)/include -Itests/compat $< -o $@ -ldl
 
@@ -309,7 +309,7 @@ $(BUILD)/probes/devrt_probe: tests/compat/devrt_probe.c tests/compat/probe.h $(B
 
 # numba_probe (issue 10, numba-cuda's needs): dlopen()s libcuda.so.1 like dropin_probe.
 PROBE_BINS += $(BUILD)/probes/numba_probe
-$(BUILD)/probes/numba_probe: tests/compat/numba_probe.c tests/compat/probe.h
+$(BUILD)/probes/numba_probe: tests/compat/numba_probe.c tests/compat/probe.h tests/compat/probe_dlopen.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(WARN) -O0 -g -I$(CUDA_HOME)/include -Itests/compat $< -o $@ -ldl
 
