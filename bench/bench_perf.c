@@ -5,12 +5,14 @@
  * libraries, interleaved, several rounds, and prints the table.
  *
  *   bench_perf TAG copy     device-to-device copies 64 MiB and 1 GiB, memsets 1 GiB (event-timed),
- *                           and both at 4 KiB .. 4 MiB (us per operation: the kernel/copy-engine crossover)
+ *                           and both at 4 KiB .. 4 MiB (us per operation: the kernel/copy-engine crossover;
+ *                           which engine runs each size follows NVLITE_KERNEL_COPY_MIN / _FILL_MIN),
+ *                           and an empty kernel alternating with a 64/256 KiB copy (us per pair)
  *   bench_perf TAG launch   20,000 back-to-back empty launches on one stream
  *   bench_perf TAG load     cuModuleLoadData of a 3-kernel cubin, first load in a fresh context
  *   bench_perf TAG mem      device memory taken by context creation, first module load, first
  *                           launch (a kernel with 64 ints of local memory), and still held after
- *                           freeing and unloading everything (fresh process)
+ *                           freeing and unloading everything, step by step (fresh process)
  *   bench_perf TAG small    4-byte H2D + D2H in a fresh process and after other work
  *
  * The kernels come from build time (bench/perf_kernels.cu -> perf_kernels_smXX.cubin
@@ -136,7 +138,8 @@ static void crossover(CUdeviceptr x, CUdeviceptr y) {
     static const struct {
         size_t bytes;
         const char* name;
-    } sizes[] = {{4096, "4 KiB"}, {64 << 10, "64 KiB"}, {256 << 10, "256 KiB"}, {1 << 20, "1 MiB"}, {4 << 20, "4 MiB"}};
+    } sizes[] = {{4096, "4 KiB"},     {64 << 10, "64 KiB"},   {128 << 10, "128 KiB"}, {256 << 10, "256 KiB"},
+                 {512 << 10, "512 KiB"}, {1 << 20, "1 MiB"},     {2 << 20, "2 MiB"},     {4 << 20, "4 MiB"}};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i)
         printf("%s crossover D2D copy %s: %.2f us\n", tag, sizes[i].name,
                event_us_per_op(op_copy, y, x, sizes[i].bytes, 200, 11));
@@ -145,7 +148,32 @@ static void crossover(CUdeviceptr x, CUdeviceptr y) {
                event_us_per_op(op_memset32, y, 0, sizes[i].bytes, 200, 11));
 }
 
-static void section_copy(void) {
+/* A kernel and a device-to-device copy, alternating on one stream: what a copy
+ * costs between kernels (on the copy engine, each switch of engine is a wait
+ * across channels; as a kernel, none). Microseconds per pair, event-timed. */
+static CUfunction mixed_kernel;
+static void op_kernel_then_copy(CUstream s, CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+    CHECK(cuLaunchKernel(mixed_kernel, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
+    CHECK(cuMemcpyDtoDAsync(dst, src, bytes, s));
+}
+
+static void mixed(CUdevice dev, CUdeviceptr x, CUdeviceptr y) {
+    char* cubin = read_cubin(dev);
+    CUmodule mod;
+    CHECK(cuModuleLoadData(&mod, cubin));
+    CHECK(cuModuleGetFunction(&mixed_kernel, mod, "empty"));
+    static const struct {
+        size_t bytes;
+        const char* name;
+    } sizes[] = {{64 << 10, "64 KiB"}, {256 << 10, "256 KiB"}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i)
+        printf("%s crossover empty kernel + D2D copy %s: %.2f us\n", tag, sizes[i].name,
+               event_us_per_op(op_kernel_then_copy, y, x, sizes[i].bytes, 100, 11));
+    CHECK(cuModuleUnload(mod));
+    free(cubin);
+}
+
+static void section_copy(CUdevice dev) {
     const size_t big = (size_t)1 << 30, small = (size_t)64 << 20;
     CUdeviceptr x, y;
     CHECK(cuMemAlloc(&x, big));
@@ -157,6 +185,7 @@ static void section_copy(void) {
     printf("%s memset D32 1 GiB: %.1f GB/s\n", tag, event_gbps(op_memset32, y, 0, big, 9));
     printf("%s memset D8 1 GiB: %.1f GB/s\n", tag, event_gbps(op_memset8, y, 0, big, 9));
     crossover(x, y);
+    mixed(dev, x, y);
     /* Check one result, so a fast wrong path cannot pass. */
     unsigned char probe[3] = {0, 0, 0};
     CHECK(cuMemsetD8(x, 0x77, small));
@@ -248,8 +277,11 @@ static void section_mem(CUdevice dev) {
     CHECK(cuMemsetD32(big, 1, (size_t)16 << 20));
     CHECK(cuMemcpyDtoD(big, big + ((size_t)32 << 20), (size_t)32 << 20));
     CHECK(cuCtxSynchronize());
+    const double copied = used_mib();
     CHECK(cuMemFree(big));
+    const double freedBig = used_mib();
     CHECK(cuMemFree(out));
+    const double freedAll = used_mib();
     CHECK(cuModuleUnload(mod));
     CHECK(cuCtxSynchronize());
     const double after = used_mib();
@@ -261,6 +293,12 @@ static void section_mem(CUdevice dev) {
     printf("%s memory taken by the first launch (64-int local array): %.1f MiB\n", tag, launched - allocated);
     printf("%s memory in use after context, load and launch: %.1f MiB\n", tag, launched - (allocated - loaded));
     printf("%s memory still held after freeing and unloading everything: %.1f MiB\n", tag, after - base);
+    /* Where what stays comes from: each step's reading against the fresh
+     * context's (the built-in kernels load at the memset/copy). */
+    printf("%s memory step 1, 64 MiB allocated, memset and copy done: %.2f MiB\n", tag, copied - base);
+    printf("%s memory step 2, the 64 MiB freed: %.2f MiB\n", tag, freedBig - base);
+    printf("%s memory step 3, the 1 MiB freed too: %.2f MiB\n", tag, freedAll - base);
+    printf("%s memory step 4, the module unloaded too: %.2f MiB\n", tag, after - base);
     CHECK(cuCtxDestroy(ctx));
     free(cubin);
 }
@@ -343,7 +381,7 @@ int main(int argc, char** argv) {
     }
     CUcontext ctx;
     CHECK(cuCtxCreate(&ctx, NULL, 0, dev));
-    if (!strcmp(what, "copy")) section_copy();
+    if (!strcmp(what, "copy")) section_copy(dev);
     else if (!strcmp(what, "launch")) section_launch(dev);
     else if (!strcmp(what, "small")) section_small(dev);
     else {

@@ -18,7 +18,6 @@ namespace nvl::core {
 namespace builtin {
 namespace {
 
-uint64_t minBytes(const char* name) { return env::bytes(name, kDefaultMinBytes); }
 
 // Body units (16 bytes) a thread takes per loop step (builtin/kernels.cu's kUnroll).
 constexpr uint64_t kUnitsPerThread = 4;
@@ -30,13 +29,6 @@ constexpr uint64_t kBlocksPerSm = 8;
 constexpr uint64_t kDefaultL2Bytes = uint64_t{50} << 20;
 
 uint64_t ceilPow2(uint64_t v) { return v <= 1 ? 1 : std::bit_ceil(v); }
-
-// Blocks of 'threads' the GPU holds at once (SMs x resident blocks per SM).
-uint64_t residentBlocks(Stream& st, const Function& f, uint32_t threads) {
-    const uint64_t sms = std::max<uint32_t>(st.context().device().info().smCount, 1);
-    auto perSm = maxActiveBlocksPerSm(f, static_cast<int>(threads), 0, 0);
-    return sms * static_cast<uint64_t>(perSm && *perSm > 0 ? *perSm : 1);
-}
 
 Status submit(Stream& st, Function& f, uint32_t blocks, uint32_t threads, nvl::builtin::Args& a) {
     a.magic = nvl::builtin::kMagic;
@@ -55,18 +47,20 @@ Status submit(Stream& st, Function& f, uint32_t blocks, uint32_t threads, nvl::b
 
 // A 1-D copy or fill on a line kernel ('bytes' the line's length, 'traffic'
 // the bytes it moves through memory).
-Status launchLine(Stream& st, Function& f, uint64_t bytes, uint64_t traffic, nvl::builtin::Args& a) {
+Status launchLine(Stream& st, const BuiltinKernels::Kernel& k, uint64_t bytes, uint64_t traffic,
+                  nvl::builtin::Args& a) {
     const Variant& v = variant();
-    const uint32_t blocks = lineBlocks(bytes, v, residentBlocks(st, f, v.threads));
+    const uint32_t blocks = lineBlocks(bytes, v, k.residentBlocks);
     const uint32_t l2 = st.context().device().info().l2CacheBytes;
     if (v.stream && traffic > (l2 ? l2 : kDefaultL2Bytes)) a.flags |= nvl::builtin::kFlagStream;
     a.lines = a.slices = 1;
-    return submit(st, f, blocks, v.threads, a);
+    return submit(st, *k.function, blocks, v.threads, a);
 }
 
-Status launch(Stream& st, Function& f, const Box& b, uint64_t lineBytes, nvl::builtin::Args& a) {
+Status launch(Stream& st, const BuiltinKernels::Kernel& k, const Box& b, uint64_t lineBytes, nvl::builtin::Args& a) {
+    Function& f = *k.function;
     const Geometry g = geometry(lineBytes, b.lines * b.slices, st.context().device().info().smCount,
-                                residentBlocks(st, f, nvl::builtin::kBlockThreads));
+                                k.residentBlocks);
     a.magic = nvl::builtin::kMagic;
     a.dst = b.dst;
     a.width = b.width;
@@ -109,12 +103,12 @@ uint32_t lineBlocks(uint64_t bytes, const Variant& v, uint64_t residentBlocks) {
 }
 
 bool wantCopy(Stream& st, uint64_t bytes) {
-    static const uint64_t min = minBytes("NVLITE_KERNEL_COPY_MIN");
+    static const uint64_t min = env::bytes("NVLITE_KERNEL_COPY_MIN", kDefaultCopyMinBytes);
     return min != UINT64_MAX && bytes != 0 && bytes >= min && st.context().builtins().usable();
 }
 
 bool wantFill(Stream& st, uint64_t bytes) {
-    static const uint64_t min = minBytes("NVLITE_KERNEL_FILL_MIN");
+    static const uint64_t min = env::bytes("NVLITE_KERNEL_FILL_MIN", kDefaultFillMinBytes);
     return min != UINT64_MAX && bytes != 0 && bytes >= min && st.context().builtins().usable();
 }
 
@@ -141,25 +135,24 @@ Geometry geometry(uint64_t lineBytes, uint64_t lines, uint32_t smCount, uint64_t
 }
 
 Status copy(Stream& st, const Box& b) {
-    NVL_ASSIGN_OR_RETURN(Function * f, st.context().builtins().copyKernel());
+    NVL_ASSIGN_OR_RETURN(const BuiltinKernels::Set k, st.context().builtins().kernels());
     nvl::builtin::Args a{};
     a.op = nvl::builtin::kOpCopy;
     a.src = b.src;
     a.srcPitch = b.srcPitch;
     a.srcSlicePitch = b.srcSlicePitch;
     if (variant().line && packed(b, true)) {
-        NVL_ASSIGN_OR_RETURN(Function * line, st.context().builtins().copyLineKernel());
         a.op = nvl::builtin::kOpCopyLine;
         const uint64_t bytes = b.width * b.lines * b.slices;
         a.width = bytes;
         a.dst = b.dst;
-        return launchLine(st, *line, bytes, 2 * bytes, a);
+        return launchLine(st, k.copyLine, bytes, 2 * bytes, a);
     }
-    return launch(st, *f, b, b.width, a);
+    return launch(st, k.copy, b, b.width, a);
 }
 
 Status fill(Stream& st, const Box& b, uint32_t value, uint32_t elementSize) {
-    NVL_ASSIGN_OR_RETURN(Function * f, st.context().builtins().fillKernel());
+    NVL_ASSIGN_OR_RETURN(const BuiltinKernels::Set k, st.context().builtins().kernels());
     nvl::builtin::Args a{};
     a.op = nvl::builtin::kOpFill;
     a.value = value;
@@ -167,68 +160,61 @@ Status fill(Stream& st, const Box& b, uint32_t value, uint32_t elementSize) {
     if (variant().line && packed(Box{b.dst, b.dstPitch, b.dstSlicePitch, 0, 0, 0, b.width * elementSize, b.lines,
                                      b.slices},
                                  false)) {
-        NVL_ASSIGN_OR_RETURN(Function * line, st.context().builtins().fillLineKernel());
         a.op = nvl::builtin::kOpFillLine;
         const uint64_t count = b.width * b.lines * b.slices;
         a.width = count;
         a.dst = b.dst;
-        return launchLine(st, *line, count * elementSize, count * elementSize, a);
+        return launchLine(st, k.fillLine, count * elementSize, count * elementSize, a);
     }
-    return launch(st, *f, b, b.width * elementSize, a);
+    return launch(st, k.fill, b, b.width * elementSize, a);
 }
 
 }  // namespace builtin
 
+namespace {
+
+// Blocks of 'threads' the GPU holds at once (SMs x resident blocks per SM).
+BuiltinKernels::Kernel resident(Function* f, uint32_t threads, uint32_t smCount) {
+    const uint64_t sms = std::max<uint32_t>(smCount, 1);
+    auto perSm = maxActiveBlocksPerSm(*f, static_cast<int>(threads), 0, 0);
+    return {f, sms * static_cast<uint64_t>(perSm && *perSm > 0 ? *perSm : 1)};
+}
+
+}  // namespace
+
 Status BuiltinKernels::loadLocked() {
     if (module_ && module_->loaded()) return kOk;
     module_ = nullptr;
-    copy_ = fill_ = copyLine_ = fillLine_ = nullptr;
+    set_ = Set{};
     const hw::GpuInfo& gi = ctx_.device().info();
     const loader::Bytes cubin = loader::builtin::embeddedCubin(gi.smMajor * 10 + gi.smMinor);
     if (cubin.empty()) return CUDA_ERROR_NOT_SUPPORTED;
     loader::JitOptions jit;
     NVL_ASSIGN_OR_RETURN(loader::Image image, loader::load(cubin.data(), cubin.size(), gi.smMajor, gi.smMinor, jit));
-    NVL_ASSIGN_OR_RETURN(Module * m, Module::load(ctx_, std::move(image), nullptr, Module::Placement::Alone));
+    NVL_ASSIGN_OR_RETURN(Module * m, Module::load(ctx_, std::move(image), nullptr, Module::Placement::Own));
     NVL_ASSIGN_OR_RETURN(Function * c, m->function(NVL_BUILTIN_COPY_NAME));
     NVL_ASSIGN_OR_RETURN(Function * f, m->function(NVL_BUILTIN_FILL_NAME));
     NVL_ASSIGN_OR_RETURN(Function * cl, m->function(NVL_BUILTIN_COPY_LINE_NAME));
     NVL_ASSIGN_OR_RETURN(Function * fl, m->function(NVL_BUILTIN_FILL_LINE_NAME));
+    const uint32_t lineThreads = builtin::variant().threads;
     module_ = m;
-    copy_ = c;
-    fill_ = f;
-    copyLine_ = cl;
-    fillLine_ = fl;
+    set_.copy = resident(c, nvl::builtin::kBlockThreads, gi.smCount);
+    set_.fill = resident(f, nvl::builtin::kBlockThreads, gi.smCount);
+    set_.copyLine = resident(cl, lineThreads, gi.smCount);
+    set_.fillLine = resident(fl, lineThreads, gi.smCount);
     return kOk;
 }
 
-Result<Function*> BuiltinKernels::copyKernel() {
+Result<BuiltinKernels::Set> BuiltinKernels::kernels() {
     std::lock_guard lock(mutex_);
     NVL_TRY(loadLocked());
-    return copy_;
-}
-
-Result<Function*> BuiltinKernels::fillKernel() {
-    std::lock_guard lock(mutex_);
-    NVL_TRY(loadLocked());
-    return fill_;
-}
-
-Result<Function*> BuiltinKernels::copyLineKernel() {
-    std::lock_guard lock(mutex_);
-    NVL_TRY(loadLocked());
-    return copyLine_;
-}
-
-Result<Function*> BuiltinKernels::fillLineKernel() {
-    std::lock_guard lock(mutex_);
-    NVL_TRY(loadLocked());
-    return fillLine_;
+    return set_;
 }
 
 void BuiltinKernels::forget() {
     std::lock_guard lock(mutex_);
     module_ = nullptr;
-    copy_ = fill_ = copyLine_ = fillLine_ = nullptr;
+    set_ = Set{};
 }
 
 bool BuiltinKernels::usable() {

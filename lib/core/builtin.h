@@ -6,8 +6,9 @@
 //
 // Which work goes there: copies whose both sides are device memory, and
 // fills of device memory, of at least NVLITE_KERNEL_COPY_MIN /
-// NVLITE_KERNEL_FILL_MIN bytes (default kDefaultMinBytes; 0: all of them;
-// "off": none). Smaller work stays on the copy engine.
+// NVLITE_KERNEL_FILL_MIN bytes (defaults kDefaultCopyMinBytes /
+// kDefaultFillMinBytes; 0: all of them; "off": none). Smaller work stays on
+// the copy engine.
 //
 // 1-D work (and 2-D/3-D work whose lines lie back to back) goes to the line
 // kernels, launched as NVLITE_BUILTIN_VARIANT says (kVariants: block size,
@@ -29,9 +30,20 @@ class Stream;
 
 namespace builtin {
 
-// Work from this size on goes to a kernel (a launch and a copy-engine
-// submission cost about the same; bench_perf copy's crossover rows measure it).
-inline constexpr uint64_t kDefaultMinBytes = uint64_t{64} << 10;
+// Work from these sizes on goes to a kernel; below them the copy engine is
+// faster. From bench_perf copy's crossover rows (H200, 2026-12-01 22:56, 200
+// operations back to back on one stream, us per operation):
+//   size              64K   256K   1M     4M
+//   D2D, copy engine  2.42  4.82   13.1   46.3   (~1.6 us + 11-13 us per MiB)
+//   D2D, kernel       8.46  8.59   8.73   8.96
+//   D32, copy engine  1.92  3.85   11.6   42.5   (~1.3 us + 10 us per MiB)
+//   D32, kernel       4.47  4.76   6.37   8.71
+// Interpolated, the lines cross near 610 KiB for copies and 370 KiB for
+// fills: 640 KiB and 384 KiB. (The kernel copy's ~8.5 us floor was 4 us
+// above the kernel fill's; if a later run shows it gone, the copy threshold
+// falls to about 256 KiB. bench_perf's 128 KiB/512 KiB/2 MiB rows pin both.)
+inline constexpr uint64_t kDefaultCopyMinBytes = uint64_t{640} << 10;
+inline constexpr uint64_t kDefaultFillMinBytes = uint64_t{384} << 10;
 
 // How 1-D work is launched (NVLITE_BUILTIN_VARIANT=<name>).
 struct Variant {
@@ -103,10 +115,18 @@ public:
     BuiltinKernels(const BuiltinKernels&) = delete;
     BuiltinKernels& operator=(const BuiltinKernels&) = delete;
 
-    Result<Function*> copyKernel();
-    Result<Function*> fillKernel();
-    Result<Function*> copyLineKernel();
-    Result<Function*> fillLineKernel();
+    // A loaded kernel and the blocks of it the GPU holds at once (worked out
+    // once per load, not per operation): kBlockThreads per block for the
+    // 2-D/3-D kernels, variant().threads for the line kernels.
+    struct Kernel {
+        Function* function = nullptr;
+        uint64_t residentBlocks = 1;
+    };
+    struct Set {
+        Kernel copy, fill, copyLine, fillLine;
+    };
+    // Loads them first if needed.
+    Result<Set> kernels();
     // The module is gone (the context's memory is released): the next use loads it again.
     void forget();
     // Loaded in this activation.
@@ -120,10 +140,7 @@ private:
     Context& ctx_;
     std::mutex mutex_;
     Module* module_ = nullptr;
-    Function* copy_ = nullptr;
-    Function* fill_ = nullptr;
-    Function* copyLine_ = nullptr;
-    Function* fillLine_ = nullptr;
+    Set set_;
 };
 
 }  // namespace nvl::core

@@ -236,14 +236,33 @@ Result<DeviceHeap::Block> DeviceHeap::alloc(uint64_t size) {
     return handOut(*fresh, *carve(**fresh, length));
 }
 
-Result<DeviceHeap::Block> DeviceHeap::allocAlone(uint64_t size) {
+Result<DeviceHeap::Block> DeviceHeap::allocOwn(uint64_t size) {
     const uint64_t length = alignUp(size, kAlignment);
     if (length < size) return CUDA_ERROR_OUT_OF_MEMORY;
     std::lock_guard lock(mutex_);
-    NVL_ASSIGN_OR_RETURN(Chunk * chunk, newChunk(length, true, true));
-    const uint64_t va = *carve(*chunk, length);
-    live_[va] = {chunk, length};
-    return Block{va, chunk->memory->cpu() != nullptr};
+    Chunk* chunk = nullptr;
+    std::optional<uint64_t> va;
+    if (length > kFirstChunkSize / 2) {
+        NVL_ASSIGN_OR_RETURN(chunk, newChunk(length, true, true));
+        va = carve(*chunk, length);
+    } else {
+        // A first-size chunk already holding own data, else any first-size one.
+        for (int pass = 0; pass < 2 && !va; ++pass)
+            for (auto& c : chunks_) {
+                if (c->dedicated || c->size() != kFirstChunkSize || (pass == 0 && c->own == 0)) continue;
+                if ((va = carve(*c, length))) {
+                    chunk = c.get();
+                    break;
+                }
+            }
+        if (!va) {
+            NVL_ASSIGN_OR_RETURN(chunk, newChunk(kFirstChunkSize, false, true));
+            va = carve(*chunk, length);
+        }
+    }
+    ++chunk->own;
+    live_[*va] = {chunk, length, true};
+    return Block{*va, chunk->memory->cpu() != nullptr};
 }
 
 bool DeviceHeap::free(uint64_t va) {
@@ -253,12 +272,13 @@ bool DeviceHeap::free(uint64_t va) {
     Live b = it->second;
     live_.erase(it);
     giveBack(*b.chunk, va, b.length);
+    if (b.own) --b.chunk->own;
     if (b.chunk->freeBytes == b.chunk->size()) {
-        // Keep one empty shared chunk of the first size for the next
-        // allocation (a bounded cache: kFirstChunkSize); release the rest.
-        bool keep = !b.chunk->dedicated && b.chunk->size() == kFirstChunkSize &&
-                    std::none_of(chunks_.begin(), chunks_.end(), [&](const std::unique_ptr<Chunk>& c) {
-                        return c.get() != b.chunk && !c->dedicated && c->freeBytes == c->size();
+        // Keep one chunk of the first size as a bounded cache (kFirstChunkSize):
+        // this one, unless another already serves (empty, or holding nvlite's
+        // own data); release the rest.
+        bool keep = caches(*b.chunk) && std::none_of(chunks_.begin(), chunks_.end(), [&](const std::unique_ptr<Chunk>& c) {
+                        return c.get() != b.chunk && caches(*c);
                     });
         if (!keep) releaseChunk(b.chunk);
     }

@@ -84,9 +84,13 @@ public:
         bool cpuVisible;  // mapped for the CPU at va as well
     };
     Result<Block> alloc(uint64_t size);
-    // An allocation in video memory of its own, mapped for the CPU (the
-    // built-in kernels' code): freeing it gives the memory back at once.
-    Result<Block> allocAlone(uint64_t size);
+    // nvlite's own small, long-lived data (the built-in kernels' code), mapped
+    // for the CPU: carved from a shared chunk of the first size (one with room,
+    // else a new one), never from a larger chunk, so that it never keeps a large
+    // chunk from going back to the driver. The chunk it sits in is the heap's
+    // cached chunk (free() keeps no other empty one). Data larger than half a
+    // first-size chunk gets video memory of its own.
+    Result<Block> allocOwn(uint64_t size);
     // Frees an allocation made by alloc(); false if 'va' is not one.
     bool free(uint64_t va);
 
@@ -109,6 +113,7 @@ private:
         std::unique_ptr<hw::GpuMemory> memory;
         std::map<uint64_t, uint64_t> freeBlocks;  // va -> length
         uint64_t freeBytes = 0;
+        uint32_t own = 0;  // allocOwn() allocations in it
         bool dedicated = false;
         uint64_t base() const { return memory->va(); }
         uint64_t size() const { return memory->size(); }
@@ -116,7 +121,13 @@ private:
     struct Live {
         Chunk* chunk;
         uint64_t length;
+        bool own = false;
     };
+    // A chunk that serves as the cache of empty memory: of the first size,
+    // shared, and empty or holding nvlite's own data.
+    static bool caches(const Chunk& c) {
+        return !c.dedicated && c.size() == kFirstChunkSize && (c.freeBytes == c.size() || c.own > 0);
+    }
 
     std::optional<uint64_t> carve(Chunk& chunk, uint64_t length);
     void giveBack(Chunk& chunk, uint64_t va, uint64_t length);

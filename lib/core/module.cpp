@@ -280,8 +280,8 @@ Status Module::place() {
     const uint64_t align = std::max<uint64_t>(image.alignment, 1);
     const uint64_t total = image.allocationBytes();
     Context& ctx = *ctx_;
-    NVL_ASSIGN_OR_RETURN(DeviceHeap::Block block, placement_ == Placement::Alone ? ctx.heap().allocAlone(total + align)
-                                                                                 : ctx.heap().alloc(total + align));
+    NVL_ASSIGN_OR_RETURN(DeviceHeap::Block block, placement_ == Placement::Own ? ctx.heap().allocOwn(total + align)
+                                                                               : ctx.heap().alloc(total + align));
     const uint64_t base = alignUp(block.va, align);
     Status s = loader::relocate(image, base);
     if (s.ok() && block.cpuVisible) {

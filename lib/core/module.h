@@ -142,10 +142,11 @@ private:
 
 class Module : public Gate, public std::enable_shared_from_this<Module> {
 public:
-    // Where a module's image goes in device memory: the context's heap, or an
-    // allocation of its own (the built-in kernels: it never keeps a heap
-    // chunk from going back to the driver).
-    enum class Placement { Shared, Alone };
+    // Where a module's image goes in device memory: the context's heap, or,
+    // for nvlite's own code (the built-in kernels), the heap's small cached
+    // chunk (DeviceHeap::allocOwn: it never keeps a larger chunk from going
+    // back to the driver, and does not count as a user's module).
+    enum class Placement { Shared, Own };
     // Makes a module of 'image' in the context: placed now (EAGER) or on first
     // use (LAZY). 'owner': the library it belongs to, if any.
     static Result<Module*> load(Context& ctx, loader::Image image, Library* owner = nullptr,
