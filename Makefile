@@ -627,6 +627,16 @@ BENCH_ARGS   ?=
 bench-compare: $(if $(filter 1,$(NO_BUILD)),,bench driver)
 	python3 bench/compare.py --build $(BUILD) --rounds $(BENCH_ROUNDS) --out $(BUILD)/bench/compare.md $(BENCH_ARGS)
 
+# make bench-launch-order: the launch benchmarks with one nvlite column per
+# NVLITE_LAUNCH_ORDER (lib/hw/LAUNCH_ORDER.md), written to
+# $(BUILD)/bench/launch_order.md. NO_BUILD=1 as above.
+LAUNCH_ORDER_VARIANTS ?= --variant spin=NVLITE_LAUNCH_ORDER=acquire-spin --variant wfi=NVLITE_LAUNCH_ORDER=wfi \
+                         --variant hwfi=NVLITE_LAUNCH_ORDER=host-wfi
+.PHONY: bench-launch-order
+bench-launch-order: $(if $(filter 1,$(NO_BUILD)),,bench driver)
+	python3 bench/compare.py --build $(BUILD) --rounds $(BENCH_ROUNDS) --only bench_launch,bench_events,bench_perf:launch \
+	    --out $(BUILD)/bench/launch_order.md $(LAUNCH_ORDER_VARIANTS) $(BENCH_ARGS)
+
 # ---- Runtime-API programs (issue 13) ----
 # tests/cudart/*.cu: cmocka programs that use only the runtime API, built by
 # nvcc with static and with shared cudart. Their RPATH puts build/driver

@@ -8,7 +8,8 @@
  *                           and both at 4 KiB .. 4 MiB (us per operation: the kernel/copy-engine crossover;
  *                           which engine runs each size follows NVLITE_KERNEL_COPY_MIN / _FILL_MIN),
  *                           and an empty kernel alternating with a 64/256 KiB copy (us per pair)
- *   bench_perf TAG launch   20,000 back-to-back empty launches on one stream
+ *   bench_perf TAG launch   20,000 back-to-back empty launches on one stream (and
+ *                           1,500, which fit nvlite's rings: the host's own cost)
  *   bench_perf TAG load     cuModuleLoadData of a 3-kernel cubin, first load in a fresh context
  *   bench_perf TAG mem      device memory taken by context creation, first module load, first
  *                           launch (a kernel with 64 ints of local memory), and still held after
@@ -222,6 +223,23 @@ static void section_launch(CUdevice dev) {
     }
     printf("%s 20000 launches, host time per launch: %.3f us\n", tag, median(host, REPS) * 1e6);
     printf("%s 20000 launches, until done, per launch: %.3f us\n", tag, median(done, REPS) * 1e6);
+    /* 1,500 launches fit nvlite's compute channel rings (2,048 GPFIFO entries):
+     * the host never waits for the GPU to free a slot, so this is the host's
+     * own cost back to back; the 20,000 above wait for the GPU from the
+     * 2,048th on (lib/hw/LAUNCH_ORDER.md). */
+    enum { FEW = 1500 };
+    for (int r = 0; r < REPS; ++r) {
+        CHECK(cuStreamSynchronize(s));
+        double a = now();
+        for (int i = 0; i < FEW; ++i) CHECK(cuLaunchKernel(empty, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
+        double b = now();
+        CHECK(cuStreamSynchronize(s));
+        double c = now();
+        host[r] = (b - a) / FEW;
+        done[r] = (c - a) / FEW;
+    }
+    printf("%s 1500 launches, host time per launch: %.3f us\n", tag, median(host, REPS) * 1e6);
+    printf("%s 1500 launches, until done, per launch: %.3f us\n", tag, median(done, REPS) * 1e6);
     CHECK(cuStreamDestroy(s));
     CHECK(cuModuleUnload(mod));
     free(cubin);

@@ -52,6 +52,12 @@ inline constexpr uint32_t NVC86F_SEM_EXECUTE_RELEASE_WFI_DIS = 0x0;
 inline constexpr BitField NVC86F_SEM_EXECUTE_PAYLOAD_SIZE{24, 24};
 inline constexpr BitField NVC86F_SEM_EXECUTE_RELEASE_TIMESTAMP{25, 25};
 inline constexpr uint32_t NVC86F_SEM_EXECUTE_RELEASE_TIMESTAMP_EN = 0x1;
+// Host wait for idle: the channel's later methods wait until the engine it
+// last sent methods to is idle for the channel's VEID (CURRENT_VEID) or for
+// every VEID of its context (ALL).
+inline constexpr Method<Nvc86f, 0x78> NVC86F_WFI{};
+inline constexpr BitField NVC86F_WFI_SCOPE{0, 0};
+inline constexpr uint32_t NVC86F_WFI_SCOPE_CURRENT_VEID = 0x0;
 
 // SEM_EXECUTE values and fields that clc86f.h leaves out (from C56F).
 inline constexpr uint32_t NVC86F_SEM_EXECUTE_OPERATION_ACQ_STRICT_GEQ = 0x2;

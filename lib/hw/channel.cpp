@@ -151,18 +151,26 @@ Result<Channel::Reserved> Channel::beginLocked(size_t dwords, size_t dataBytes) 
         case LaunchOrder::Acquire: writeWait(r.writer, previous); break;
         case LaunchOrder::AcquireSpin: writeAcquire(r.writer, semaphoreVa(), previous, false); break;
         case LaunchOrder::WaitForIdle: r.writer.inc(nv::NVCBC0_WAIT_FOR_IDLE(0)); break;
+        case LaunchOrder::HostWaitForIdle:
+            r.writer.inc(nv::NVC86F_WFI(nv::NVC86F_WFI_SCOPE.value(nv::NVC86F_WFI_SCOPE_CURRENT_VEID)));
+            break;
+        case LaunchOrder::Unordered: break;
         }
     }
     return r;
 }
 
+Channel::LaunchOrder Channel::parseLaunchOrder(const char* v) {
+    if (!v) return LaunchOrder::Acquire;
+    if (!std::strcmp(v, "acquire-spin")) return LaunchOrder::AcquireSpin;
+    if (!std::strcmp(v, "wfi")) return LaunchOrder::WaitForIdle;
+    if (!std::strcmp(v, "host-wfi")) return LaunchOrder::HostWaitForIdle;
+    if (!std::strcmp(v, "unordered")) return LaunchOrder::Unordered;
+    return LaunchOrder::Acquire;
+}
+
 Channel::LaunchOrder Channel::launchOrder() {
-    static const LaunchOrder order = [] {
-        const char* v = env::value("NVLITE_LAUNCH_ORDER");
-        if (v && !std::strcmp(v, "acquire-spin")) return LaunchOrder::AcquireSpin;
-        if (v && !std::strcmp(v, "wfi")) return LaunchOrder::WaitForIdle;
-        return LaunchOrder::Acquire;
-    }();
+    static const LaunchOrder order = parseLaunchOrder(env::value("NVLITE_LAUNCH_ORDER"));
     return order;
 }
 
@@ -206,7 +214,15 @@ void Channel::writeHostRelease(PushWriter& w, uint64_t va, uint64_t payload, uin
 }
 
 uint32_t Channel::releaseWfi() const {
-    return orderedByAcquire_ ? nv::NVC86F_SEM_EXECUTE_RELEASE_WFI_DIS : nv::NVC86F_SEM_EXECUTE_RELEASE_WFI_EN;
+    // Only a submission that acquired its predecessor's value (released by
+    // the grid when it completes) may release without waiting for idle: the
+    // other orders leave the host running ahead of the grids, and a release
+    // passing a running grid would be overwritten by that grid's smaller
+    // timeline value when it completes (a waiter for the larger one never
+    // returns: bench_events under NVLITE_LAUNCH_ORDER=wfi on the H200).
+    const LaunchOrder order = launchOrder();
+    const bool acquires = order == LaunchOrder::Acquire || order == LaunchOrder::AcquireSpin;
+    return orderedByAcquire_ && acquires ? nv::NVC86F_SEM_EXECUTE_RELEASE_WFI_DIS : nv::NVC86F_SEM_EXECUTE_RELEASE_WFI_EN;
 }
 
 void Channel::writeTimestamp(PushWriter& w, uint64_t va, uint64_t payload) const {

@@ -121,14 +121,25 @@ public:
     // channels of the TSG while a kernel runs.
     void setOrderedByAcquire(bool on) { orderedByAcquire_ = on; }
     // How an ordered compute channel keeps its submissions in order, from
-    // NVLITE_LAUNCH_ORDER (measured on the H200 by make bench-compare):
+    // NVLITE_LAUNCH_ORDER (measured on the H200 by make bench-compare; the
+    // options and their facts: lib/hw/LAUNCH_ORDER.md). Each applies only
+    // when the channel's previous submission has not completed yet:
     //   acquire       host semaphore acquire of the previous value; when it
     //                 fails the runlist may switch to another TSG (default)
     //   acquire-spin  the same acquire, polling without switching TSG (the
     //                 awaited grid runs in this TSG: nothing to wait for elsewhere)
-    //   wfi           the compute engine's WAIT_FOR_IDLE before each submission
-    enum class LaunchOrder { Acquire, AcquireSpin, WaitForIdle };
+    //   wfi           the compute engine's WAIT_FOR_IDLE before the submission
+    //   host-wfi      the host's WFI (scope: the channel's VEID) before it
+    //   unordered     nothing: kernels of one stream may overlap and finish
+    //                 out of order (breaks stream order; for checking that
+    //                 the ordering tests can fail)
+    // Without an acquire the host does not wait for the grids in front: the
+    // channel's host semaphore releases (timeline, event times) then wait for
+    // idle themselves (RELEASE_WFI_EN), else they would pass running grids.
+    enum class LaunchOrder { Acquire, AcquireSpin, WaitForIdle, HostWaitForIdle, Unordered };
     static LaunchOrder launchOrder();
+    // Parses an NVLITE_LAUNCH_ORDER value (null or unknown: the default).
+    static LaunchOrder parseLaunchOrder(const char* v);
 
     // The timeline value the GPU has reached.
     uint64_t completed() const { return __atomic_load_n(semaphore_, __ATOMIC_ACQUIRE); }

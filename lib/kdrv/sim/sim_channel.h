@@ -43,6 +43,16 @@ struct ComputeState {
     uint32_t i2mLaunch = 0;
 };
 
+// A grid the compute engine was given (SEND_PCAS with a schedule action, an
+// inline QMD) and has not completed yet: it runs beside the channel's later
+// methods. 'epoch': the engine's WAIT_FOR_IDLE count when it was scheduled
+// (a grid never completes before one of an earlier epoch); 'order': when.
+struct InFlightGrid {
+    uint64_t qmdVa = 0;
+    uint64_t epoch = 0;
+    uint64_t order = 0;
+};
+
 struct Channel {
     // Identity.
     uint32_t hClient = 0;
@@ -86,6 +96,7 @@ struct Channel {
     // Engines.
     EngineMethods copy;
     ComputeState compute;
+    std::vector<InFlightGrid> grids;  // scheduled, not yet complete (GpuEngine::completeGrids)
 
     // Errors.
     bool faulted = false;

@@ -1,9 +1,12 @@
 // HOPPER_COMPUTE_A: kernel launches are recorded, not run (nvlite's built-in
 // copy and fill kernels excepted: sim_builtin.cpp does their work). A launch
-// (SEND_PCAS_A + SEND_SIGNALING_PCAS2_B, an inline QMD, or a dependent QMD a
-// launch schedules) reads the QMD (V04, 384 bytes) from its GPU VA, records
-// it with its grid, block, program address and constant buffer 0, then does
-// the QMD's semaphore releases. Also: report semaphores and inline-to-memory
+// (SEND_PCAS_A + SEND_SIGNALING_PCAS2_B, an inline QMD) is scheduled and
+// completes later, beside the channel's next methods (GpuEngine::scheduleGrid:
+// in flight until the next pass, a host wait for idle, newest first unless a
+// WAIT_FOR_IDLE separates them). On completion it reads the QMD (V04, 384
+// bytes) from its GPU VA, records it with its grid, block, program address
+// and constant buffer 0, then does the QMD's semaphore releases and runs its
+// dependent QMDs. Also: report semaphores and inline-to-memory
 // uploads (LAUNCH_DMA + LOAD_INLINE_DATA).
 #include <algorithm>
 #include <cstring>
@@ -230,6 +233,8 @@ void i2mData(GpuEngine& gpu, Channel& ch, uint32_t word) {
 
 }  // namespace
 
+void completeGrid(GpuEngine& gpu, Channel& ch, uint64_t qmdVa) { launch(gpu, ch, qmdVa, 0); }
+
 void computeMethod(GpuEngine& gpu, Channel& ch, uint32_t method, uint32_t data) {
     ComputeState& cs = ch.compute;
     cs.methods.set(method, data);
@@ -251,18 +256,24 @@ void computeMethod(GpuEngine& gpu, Channel& ch, uint32_t method, uint32_t data) 
                 gpu.fault(ch, nv::ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT, faultVa, kGr);
                 return;
             }
-            launch(gpu, ch, qmdVa, 0);
+            gpu.scheduleGrid(ch, qmdVa);
         }
         return;
     }
     switch (method) {
     case nv::NVCBC0_SEND_SIGNALING_PCAS2_B:
         if (schedules(static_cast<uint32_t>(nv::NVCBC0_SEND_SIGNALING_PCAS2_B_PCAS_ACTION.get(data))))
-            launch(gpu, ch, uint64_t{cs.methods.get(nv::NVCBC0_SEND_PCAS_A)} << 8, 0);
+            gpu.scheduleGrid(ch, uint64_t{cs.methods.get(nv::NVCBC0_SEND_PCAS_A)} << 8);
         break;
     case nv::NVCBC0_SEND_SIGNALING_PCAS_B:
         if (nv::NVCBC0_SEND_SIGNALING_PCAS_B_SCHEDULE.get(data))
-            launch(gpu, ch, uint64_t{cs.methods.get(nv::NVCBC0_SEND_PCAS_A)} << 8, 0);
+            gpu.scheduleGrid(ch, uint64_t{cs.methods.get(nv::NVCBC0_SEND_PCAS_A)} << 8);
+        break;
+    case nv::NVCBC0_WAIT_FOR_IDLE:
+        // The engine's own barrier: grids after it start once those before it
+        // are done. The host does not wait for it (its later methods, host
+        // semaphore releases included, go on at once).
+        gpu.computeBarrier();
         break;
     case nv::NVCBC0_SET_REPORT_SEMAPHORE_D:
         reportSemaphore(gpu, ch, data);
@@ -274,8 +285,8 @@ void computeMethod(GpuEngine& gpu, Channel& ch, uint32_t method, uint32_t data) 
         i2mData(gpu, ch, data);
         break;
     default:
-        // SET_OBJECT, window/local-memory setup, cache invalidates, WAIT_FOR_IDLE,
-        // ...: state the shadow keeps; nothing to execute.
+        // SET_OBJECT, window/local-memory setup, cache invalidates, ...: state
+        // the shadow keeps; nothing to execute.
         break;
     }
 }

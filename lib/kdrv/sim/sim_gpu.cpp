@@ -216,8 +216,33 @@ uint64_t GpuEngine::now() {
 
 // ----------------------------------------------------------- processing
 
+bool GpuEngine::completeGrids(const Channel* scope) {
+    struct Due {
+        Channel* ch;
+        InFlightGrid grid;
+    };
+    std::vector<Due> due;
+    for (auto& c : channels_) {
+        Channel& ch = *c;
+        if (ch.grids.empty()) continue;
+        const bool inScope = !scope || &ch == scope || (scope->hGroup != 0 && ch.hGroup == scope->hGroup);
+        if (!inScope) continue;
+        for (const InFlightGrid& g : ch.grids) due.push_back({&ch, g});
+        ch.grids.clear();
+    }
+    if (due.empty()) return false;
+    // Earlier epochs first; within one, the newest grid first.
+    std::sort(due.begin(), due.end(), [](const Due& a, const Due& b) {
+        return a.grid.epoch != b.grid.epoch ? a.grid.epoch < b.grid.epoch : a.grid.order > b.grid.order;
+    });
+    for (const Due& d : due)
+        if (!d.ch->faulted) completeGrid(*this, *d.ch, d.grid.qmdVa);
+    return true;
+}
+
 bool GpuEngine::pumpOnce() {
-    bool any = false;
+    // The grids scheduled during the last pass complete first.
+    bool any = completeGrids();
     const size_t n = channels_.size();
     for (size_t i = 0; i < n && i < channels_.size(); ++i) {
         // Hold a reference: a method never frees channels, but be safe.
@@ -231,6 +256,7 @@ bool GpuEngine::pumpOnce() {
 bool GpuEngine::hasRunnableWork() {
     for (auto& c : channels_) {
         Channel& ch = *c;
+        if (!ch.grids.empty()) return true;
         if (ch.faulted || !ch.scheduled) continue;
         if (ch.waiting) {
             bool faulted = false;
@@ -400,11 +426,16 @@ void GpuEngine::hostMethod(Channel& ch, uint32_t addr, uint32_t data) {
     case nv::NVC86F_NON_STALL_INTERRUPT:
         nonStallInterrupt(ch);
         break;
+    case nv::NVC86F_WFI:
+        // The engine goes idle before the channel's next method: its grids
+        // (the sim does not tell VEIDs apart: those of the channel's TSG).
+        completeGrids(&ch);
+        break;
     case nv::NVC86F_SET_REFERENCE:
         if (ch.userd) ch.userd->store32(ch.userdOffset + kReferenceOffset, data);
         break;
     default:
-        // NOP, WFI, MEM_OP_A..D (membars, TLB/L2 maintenance), YIELD: all work is
+        // NOP, MEM_OP_A..D (membars, TLB/L2 maintenance), YIELD: all work is
         // already visible in the sim, so these have nothing to do.
         break;
     }
@@ -423,6 +454,14 @@ void GpuEngine::semExecute(Channel& ch, uint32_t data) {
     if ((payload64 && (va & 7)) || (op == nv::NVC86F_SEM_EXECUTE_OPERATION_RELEASE && timestamp && (va & 15))) {
         fault(ch, nv::ROBUST_CHANNEL_PBDMA_ERROR, va, engine);
         return;
+    }
+    const bool releases =
+        op == nv::NVC86F_SEM_EXECUTE_OPERATION_RELEASE || op == nv::NVC86F_SEM_EXECUTE_OPERATION_REDUCTION;
+    // RELEASE_WFI_EN: the host waits for the engine's grids first; without
+    // it the release happens now, whatever still runs.
+    if (releases && nv::NVC86F_SEM_EXECUTE_RELEASE_WFI.get(data) == nv::NVC86F_SEM_EXECUTE_RELEASE_WFI_EN) {
+        completeGrids(&ch);
+        if (ch.faulted) return;
     }
     switch (op) {
     case nv::NVC86F_SEM_EXECUTE_OPERATION_RELEASE:

@@ -74,6 +74,19 @@ public:
     void injectAnyCopyError(uint32_t errorCode) { anyCopyError_ = errorCode; }
     void injectAnyLaunchError(uint32_t errorCode) { anyLaunchError_ = errorCode; }
     void nonStallInterrupt(Channel& ch);
+    // Grids run beside the methods that follow them, as on the GPU: a
+    // scheduled grid completes (its work, its QMD releases, its dependent
+    // QMDs) at the start of the next pass over the channels, or earlier when
+    // a host method waits for the engine to be idle (WFI, a release with
+    // RELEASE_WFI_EN). Several in flight complete newest first (a later
+    // short grid may finish before an earlier long one), except that the
+    // compute engine's WAIT_FOR_IDLE orders those scheduled after it behind
+    // those scheduled before it (computeBarrier()).
+    void scheduleGrid(Channel& ch, uint64_t qmdVa) { ch.grids.push_back({qmdVa, gridEpoch_, ++gridOrder_}); }
+    void computeBarrier() { ++gridEpoch_; }
+    // Completes the grids in flight on the channels of 'scope's TSG (every
+    // channel when null); true if there were any.
+    bool completeGrids(const Channel* scope = nullptr);
     // Semaphore helpers shared by host, copy engine and compute (false: faulted).
     bool release(Channel& ch, uint64_t va, uint64_t payload, bool payload64, bool timestamp, uint32_t engineType);
     bool reduce(Channel& ch, uint64_t va, uint64_t payload, bool payload64, uint32_t op, bool isSigned,
@@ -117,6 +130,8 @@ private:
     Counters counters_;
     std::deque<LaunchRecord> launches_;  // the oldest dropped in O(1) once full
     uint64_t launchSequence_ = 0;
+    uint64_t gridEpoch_ = 0;  // compute WAIT_FOR_IDLEs so far
+    uint64_t gridOrder_ = 0;  // grids scheduled so far
     uint64_t lastTime_ = 0;
     uint64_t timeBaseReal_ = 0;
     uint64_t timeBaseMono_ = 0;
@@ -125,5 +140,7 @@ private:
 // Engines (sim_copy_engine.cpp, sim_compute.cpp); lock held.
 void copyEngineMethod(GpuEngine& gpu, Channel& ch, uint32_t method, uint32_t data);
 void computeMethod(GpuEngine& gpu, Channel& ch, uint32_t method, uint32_t data);
+// A scheduled grid completes (sim_compute.cpp).
+void completeGrid(GpuEngine& gpu, Channel& ch, uint64_t qmdVa);
 
 }  // namespace nvl::kdrv::sim
