@@ -101,9 +101,12 @@ $(CHK)/driver/libcuda.so.1: | $(CHK)/lib/$(SONAME)
 	ln -sf ../lib/$(SONAME) $@
 
 # nvlite as the driver: libcuda.so.1 and libcuda.so names in a folder of their
-# own, and the launcher that puts that folder first (tools/nvlite-run).
+# own, and the launcher that puts that folder first (tools/nvlite-run). The
+# simulated driver comes with it: programs run through this folder with
+# NVLITE_DEVICE=sim (make test-cudart, dropin-checks) load it from ../lib
+# (a parallel make once ran them before it was linked).
 DRIVER_DIR := $(BUILD)/driver
-driver: $(DRIVER_DIR)/libcuda.so.1 $(DRIVER_DIR)/libcuda.so $(BUILD)/bin/nvlite-run
+driver: $(DRIVER_DIR)/libcuda.so.1 $(DRIVER_DIR)/libcuda.so $(BUILD)/bin/nvlite-run $(BUILD)/lib/$(SIM_SONAME)
 
 $(DRIVER_DIR)/libcuda.so.1: | $(BUILD)/lib/$(SONAME)
 	@mkdir -p $(dir $@)
@@ -296,7 +299,7 @@ $(BUILD)/probes/launch_probe: tests/compat/launch_probe.c tests/compat/probe.h $
 # dropin_probe links no CUDA library: it dlopen()s libcuda.so.1 (NVIDIA's
 # cuda.h for the types), so one binary probes libcuda, or nvlite through
 # build/bin/nvlite-run.
-$(BUILD)/probes/dropin_probe: tests/compat/dropin_probe.c tests/compat/probe.h
+$(BUILD)/probes/dropin_probe: tests/compat/dropin_probe.c tests/compat/probe.h tests/compat/probe_dlopen.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(WARN) -O0 -g -I$(CUDA_HOME)/include -Itests/compat $< -o $@ -ldl
 
@@ -306,7 +309,7 @@ $(BUILD)/probes/devrt_probe: tests/compat/devrt_probe.c tests/compat/probe.h $(B
 
 # numba_probe (issue 10, numba-cuda's needs): dlopen()s libcuda.so.1 like dropin_probe.
 PROBE_BINS += $(BUILD)/probes/numba_probe
-$(BUILD)/probes/numba_probe: tests/compat/numba_probe.c tests/compat/probe.h
+$(BUILD)/probes/numba_probe: tests/compat/numba_probe.c tests/compat/probe.h tests/compat/probe_dlopen.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(WARN) -O0 -g -I$(CUDA_HOME)/include -Itests/compat $< -o $@ -ldl
 

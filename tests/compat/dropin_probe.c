@@ -33,32 +33,7 @@
 #define CUDA_ENABLE_DEPRECATED
 #include <cuda.h>
 
-static void* lib;
-
-/* The answer of a function the library does not have. */
-static CUresult missing_function(void) { return (CUresult)4242; }
-
-static void* sym(const char* name) {
-    void* p = dlsym(lib, name);
-    if (!p) {
-        fprintf(stderr, "MISSING %s\n", name);
-        return (void*)missing_function;
-    }
-    return p;
-}
-
-/* F(cuX): the library's cuX, typed by NVIDIA's declaration; the name is
- * macro-expanded first (cuCtxCreate -> cuCtxCreate_v4) as a program's call
- * would be. N(type, "name"): a symbol the header does not map to. */
-#define STR_(x) #x
-#define STR(x) STR_(x)
-#define F(fn) ((__typeof__(&fn))sym(STR(fn)))
-#define N(type, name) ((type)sym(name))
-
-static CUresult (*p_cuGetErrorName)(CUresult, const char**);
-#define cuGetErrorName (*p_cuGetErrorName)
-#include "probe.h"
-#undef cuGetErrorName
+#include "probe_dlopen.h"
 
 /* The exported function a pointer is, by name. */
 static const char* fname(void* p) {
@@ -742,12 +717,11 @@ int main(int argc, char** argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     signal(SIGSEGV, on_crash);
     signal(SIGBUS, on_crash);
-    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        printf("dlopen(libcuda.so.1) failed: %s\n", dlerror());
+    const char* why = probe_open_library();
+    if (why) {
+        printf("dlopen(libcuda.so.1) failed: %s\n", why);
         return 1;
     }
-    p_cuGetErrorName = (CUresult(*)(CUresult, const char**))sym("cuGetErrorName");
     Dl_info info;
     if (dladdr(dlsym(lib, "cuInit"), &info) && info.dli_fname) fprintf(stderr, "library: %s\n", info.dli_fname);
     const char* section = argc > 1 ? argv[1] : "gpa";

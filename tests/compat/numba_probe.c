@@ -24,26 +24,7 @@
 
 #include <cuda.h>
 
-static void* lib;
-
-static CUresult missing_function(void) { return (CUresult)4242; }
-
-static void* sym(const char* name) {
-    void* p = dlsym(lib, name);
-    if (!p) {
-        fprintf(stderr, "MISSING %s\n", name);
-        return (void*)missing_function;
-    }
-    return p;
-}
-
-#define STR_(x) #x
-#define STR(x) STR_(x)
-#define F(fn) ((__typeof__(&fn))sym(STR(fn)))
-
-static CUresult (*p_cuGetErrorName)(CUresult, const char**);
-#define cuGetErrorName (*p_cuGetErrorName)
-#include "probe.h"
+#include "probe_dlopen.h"
 
 static CUcontext setup(void) {
     CUdevice dev;
@@ -131,12 +112,11 @@ static void section_fork(void) {
 }
 
 int main(int argc, char** argv) {
-    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        fprintf(stderr, "numba_probe: cannot load libcuda.so.1: %s\n", dlerror());
+    const char* why = probe_open_library();
+    if (why) {
+        fprintf(stderr, "numba_probe: cannot load libcuda.so.1: %s\n", why);
         return 1;
     }
-    p_cuGetErrorName = (CUresult(*)(CUresult, const char**))sym("cuGetErrorName");
     Dl_info info;
     if (dladdr(sym("cuInit"), &info) && info.dli_fname) fprintf(stderr, "numba_probe: driver %s\n", info.dli_fname);
     struct sigaction sa;

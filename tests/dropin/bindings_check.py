@@ -18,6 +18,8 @@ import numpy as np
 from cuda.bindings import driver as cu
 from cuda.bindings import nvrtc
 
+from dropin_report import maps_fact
+
 SOURCE = rb"""
 extern "C" __global__ void mix(const unsigned* a, const unsigned* b, unsigned* out,
                                unsigned k, int n) {
@@ -40,14 +42,6 @@ def ok(result, what):
     if not values:
         return None
     return values[0] if len(values) == 1 else values
-
-
-def maps_fact():
-    paths = sorted({l.split()[-1] for l in open("/proc/self/maps") if "/" in l})
-    real = [p for p in paths if "libcuda.so.5" in p.rsplit("/", 1)[-1]]
-    ours = [p for p in paths if "libnvlite" in p]
-    return (f"maps: NVIDIA libcuda.so.5xx mapped: {real[0] if real else 'no'}; "
-            f"libnvlite mapped: {ours[0] if ours else 'no'}")
 
 
 def run():

@@ -17,17 +17,10 @@ process has mapped. Last line: "cupy_check: PASS" (exit 0) or
       (trace.txt then names every driver function nvlite did not provide)
 """
 import sys
-import traceback
 
 import numpy as np
 
-
-def maps_fact():
-    paths = sorted({l.split()[-1] for l in open("/proc/self/maps") if "/" in l})
-    real = [p for p in paths if "libcuda.so.5" in p.rsplit("/", 1)[-1]]
-    ours = [p for p in paths if "libnvlite" in p]
-    return (f"maps: NVIDIA libcuda.so.5xx mapped: {real[0] if real else 'no'}; "
-            f"libnvlite mapped: {ours[0] if ours else 'no'}")
+from dropin_report import Steps, maps_fact
 
 
 def close(name, got, want, rtol, atol=0.0):
@@ -50,20 +43,7 @@ def main():
         return 1
 
     rng = np.random.default_rng(1313)
-    steps = []
-
-    def step(name):
-        def run(fn):
-            try:
-                fn()
-                steps.append((name, None))
-                print(f"{name}: ok")
-            except Exception as e:
-                steps.append((name, e))
-                print(f"{name}: {type(e).__name__}: {e}")
-                traceback.print_exc(limit=3, file=sys.stdout)
-            return fn
-        return run
+    step = Steps(trace_limit=3)
 
     @step("device")
     def _():
@@ -153,10 +133,7 @@ def main():
     def _():
         cp.cuda.Device(0).synchronize()
 
-    print(maps_fact())
-    failed = [name for name, e in steps if e is not None]
-    print(f"cupy_check: {'PASS' if not failed else 'FAIL (steps ' + ', '.join(failed) + ')'}")
-    return 0 if not failed else 1
+    return step.finish("cupy_check")
 
 
 if __name__ == "__main__":

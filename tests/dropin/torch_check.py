@@ -14,17 +14,10 @@ line: "torch_check: PASS" (exit 0) or "torch_check: FAIL (steps ...)" (exit 1).
     NVLITE_TRACE=1 build/bin/nvlite-run python3 tests/dropin/torch_check.py 2>trace.txt
 """
 import sys
-import traceback
 
 import numpy as np
 
-
-def maps_fact():
-    paths = sorted({l.split()[-1] for l in open("/proc/self/maps") if "/" in l})
-    real = [p for p in paths if "libcuda.so.5" in p.rsplit("/", 1)[-1]]
-    ours = [p for p in paths if "libnvlite" in p]
-    return (f"maps: NVIDIA libcuda.so.5xx mapped: {real[0] if real else 'no'}; "
-            f"libnvlite mapped: {ours[0] if ours else 'no'}")
+from dropin_report import Steps, maps_fact
 
 
 def main():
@@ -37,20 +30,7 @@ def main():
         return 1
     print(f"torch {torch.__version__}, built for CUDA {torch.version.cuda}")
 
-    steps = []
-
-    def step(name):
-        def run(fn):
-            try:
-                fn()
-                steps.append((name, None))
-                print(f"{name}: ok")
-            except Exception as e:
-                steps.append((name, e))
-                print(f"{name}: {type(e).__name__}: {e}")
-                traceback.print_exc(limit=4, file=sys.stdout)
-            return fn
-        return run
+    step = Steps(trace_limit=4)
 
     @step("device")
     def _():
@@ -96,10 +76,7 @@ def main():
     def _():
         torch.cuda.synchronize()
 
-    print(maps_fact())
-    failed = [name for name, e in steps if e is not None]
-    print(f"torch_check: {'PASS' if not failed else 'FAIL (steps ' + ', '.join(failed) + ')'}")
-    return 0 if not failed else 1
+    return step.finish("torch_check")
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ static void test_fills(void** state) {
             if (size == 1) assert_cu_ok(cuMemsetD8(a + off, (unsigned char)value, count));
             else if (size == 2) assert_cu_ok(cuMemsetD16(a + off, (unsigned short)value, count));
             else assert_cu_ok(cuMemsetD32(a + off, value, count));
-            for (size_t i = 0; i < count * size; ++i) mem[off + i] = (unsigned char)(value >> (8 * (i % size)));
+            ts_fill_host(mem + off, value, size, count);
             check_region(mem, a, used, "memset");
         }
     }
@@ -92,11 +92,7 @@ static void test_fills(void** state) {
     ts_fill_random(mem, cap, 9100);
     assert_cu_ok(cuMemcpyHtoD(a, mem, cap));
     assert_cu_ok(cuMemsetD2D16(a + 6, pitch, 0xa55a, width, height));
-    for (size_t y = 0; y < height; ++y)
-        for (size_t x = 0; x < width; ++x) {
-            mem[6 + y * pitch + 2 * x] = 0x5a;
-            mem[7 + y * pitch + 2 * x] = 0xa5;
-        }
+    ts_fill_2d_host(mem + 6, pitch, 0xa55a, 2, width, height);
     check_region(mem, a, cap, "2-D memset");
 }
 
@@ -112,40 +108,16 @@ static void test_copies_2d_3d(void** state) {
     ts_fill_random(dst, dBytes, 9201);
     assert_cu_ok(cuMemcpyHtoD(s, src, sBytes));
     assert_cu_ok(cuMemcpyHtoD(d, dst, dBytes));
-    CUDA_MEMCPY2D c2;
-    memset(&c2, 0, sizeof c2);
-    c2.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-    c2.srcDevice = s;
-    c2.srcXInBytes = 3;
-    c2.srcPitch = sp;
-    c2.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-    c2.dstDevice = d;
-    c2.dstXInBytes = 9;
-    c2.dstY = 1;
-    c2.dstPitch = dp;
-    c2.WidthInBytes = width;
-    c2.Height = height - 1;
+    const ts_box b2 = {.srcX = 3, .srcPitch = sp, .dstX = 9, .dstY = 1, .dstPitch = dp, .width = width,
+                       .height = height - 1, .depth = 1};
+    const CUDA_MEMCPY2D c2 = ts_box_2d_dtod(d, s, &b2);
     assert_cu_ok(cuMemcpy2D(&c2));
-    for (size_t y = 0; y < c2.Height; ++y) memcpy(dst + (y + 1) * dp + 9, src + y * sp + 3, width);
-    CUDA_MEMCPY3D c3;
-    memset(&c3, 0, sizeof c3);
-    c3.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-    c3.srcDevice = s;
-    c3.srcXInBytes = 1;
-    c3.srcPitch = sp;
-    c3.srcHeight = height;
-    c3.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-    c3.dstDevice = d;
-    c3.dstXInBytes = 4;
-    c3.dstPitch = dp;
-    c3.dstHeight = height;
-    c3.WidthInBytes = width - 5;
-    c3.Height = height;
-    c3.Depth = depth;
+    ts_box_copy_host(dst, src, &b2);
+    const ts_box b3 = {.srcX = 1, .srcPitch = sp, .srcHeight = height, .dstX = 4, .dstPitch = dp, .dstHeight = height,
+                       .width = width - 5, .height = height, .depth = depth};
+    const CUDA_MEMCPY3D c3 = ts_box_3d_dtod(d, s, &b3);
     assert_cu_ok(cuMemcpy3D(&c3));
-    for (size_t z = 0; z < depth; ++z)
-        for (size_t y = 0; y < height; ++y)
-            memcpy(dst + (z * height + y) * dp + 4, src + (z * height + y) * sp + 1, width - 5);
+    ts_box_copy_host(dst, src, &b3);
     check_region(dst, d, dBytes, "2-D and 3-D device-to-device copies");
 }
 

@@ -38,21 +38,19 @@ extern "C" {
 #include <cmocka.h>
 }
 
+#include "sim/sim_rm_calls.h"
+
 using namespace nvl;
 namespace cfg = nvl::kdrv::sim::config;
 
 namespace {
 
-kdrv::Kdrv& K() { return kdrv::simKdrv(); }
+using simtest::esc;
+using simtest::K;
 
 constexpr uint64_t kHuge = 2ull << 20;
 constexpr uint32_t kSubchCompute = 1;
 constexpr uint32_t kSubchCopy = 4;
-
-template <class P>
-int esc(int fd, uint32_t nr, P& p) {
-    return K().ioctl(fd, nv::nvIoctlRequest(nr, sizeof p), &p);
-}
 
 template <class P>
 uint32_t uvmCall(int fd, unsigned long cmd, P& p) {
@@ -100,37 +98,16 @@ struct State {
 
 // ------------------------------------------------------------- RM helpers
 
+// The calls of sim_rm_calls.h on this client's control fd.
 uint32_t rmAlloc(uint32_t parent, uint32_t cls, void* params, uint32_t* handle, uint32_t hRoot = 0) {
-    nv::NVOS21_PARAMETERS p{};
-    p.hRoot = hRoot ? hRoot : S.client;
-    p.hObjectParent = parent;
-    p.hObjectNew = *handle;
-    p.hClass = cls;
-    p.pAllocParms = reinterpret_cast<uint64_t>(params);
-    int rc = esc(S.ctl, nv::NV_ESC_RM_ALLOC, p);
-    assert_int_equal(rc, 0);
-    if (p.status == nv::NV_OK) *handle = p.hObjectNew;
-    return p.status;
+    return simtest::rmAlloc(S.ctl, hRoot ? hRoot : S.client, parent, cls, params, handle);
 }
 
-uint32_t rmFree(uint32_t handle) {
-    nv::NVOS00_PARAMETERS p{};
-    p.hRoot = S.client;
-    p.hObjectOld = handle;
-    assert_int_equal(esc(S.ctl, nv::NV_ESC_RM_FREE, p), 0);
-    return p.status;
-}
+uint32_t rmFree(uint32_t handle) { return simtest::rmFree(S.ctl, S.client, handle); }
 
 template <class P>
 uint32_t rmControl(uint32_t obj, uint32_t cmd, P& params, uint32_t client = 0) {
-    nv::NVOS54_PARAMETERS p{};
-    p.hClient = client ? client : S.client;
-    p.hObject = obj;
-    p.cmd = cmd;
-    p.params = reinterpret_cast<uint64_t>(&params);
-    p.paramsSize = sizeof params;
-    assert_int_equal(esc(S.ctl, nv::NV_ESC_RM_CONTROL, p), 0);
-    return p.status;
+    return simtest::rmControl(S.ctl, client ? client : S.client, obj, cmd, params);
 }
 
 int openDev() {

@@ -27,17 +27,15 @@ extern "C" {
 #include <cmocka.h>
 }
 
+#include "sim/sim_rm_calls.h"
+
 using namespace nvl;
 namespace cfg = nvl::kdrv::sim::config;
 
 namespace {
 
-kdrv::Kdrv& K() { return kdrv::simKdrv(); }
-
-template <class P>
-int esc(int fd, uint32_t nr, P& p) {
-    return K().ioctl(fd, nv::nvIoctlRequest(nr, sizeof p), &p);
-}
+using simtest::esc;
+using simtest::K;
 
 struct Gpu {
     uint32_t device = 0, subdevice = 0, vaspace = 0, virtmem = 0;
@@ -49,36 +47,16 @@ struct State {
     Gpu gpu[2];
 } S;
 
+// The calls of sim_rm_calls.h on this client's control fd.
 uint32_t rmAlloc(uint32_t parent, uint32_t cls, void* params, uint32_t* handle) {
-    nv::NVOS21_PARAMETERS p{};
-    p.hRoot = S.client;
-    p.hObjectParent = parent;
-    p.hObjectNew = *handle;
-    p.hClass = cls;
-    p.pAllocParms = reinterpret_cast<uint64_t>(params);
-    assert_int_equal(esc(S.ctl, nv::NV_ESC_RM_ALLOC, p), 0);
-    if (p.status == nv::NV_OK) *handle = p.hObjectNew;
-    return p.status;
+    return simtest::rmAlloc(S.ctl, S.client, parent, cls, params, handle);
 }
 
-uint32_t rmFree(uint32_t handle) {
-    nv::NVOS00_PARAMETERS p{};
-    p.hRoot = S.client;
-    p.hObjectOld = handle;
-    assert_int_equal(esc(S.ctl, nv::NV_ESC_RM_FREE, p), 0);
-    return p.status;
-}
+uint32_t rmFree(uint32_t handle) { return simtest::rmFree(S.ctl, S.client, handle); }
 
 template <class P>
 uint32_t rmControl(uint32_t obj, uint32_t cmd, P& params) {
-    nv::NVOS54_PARAMETERS p{};
-    p.hClient = S.client;
-    p.hObject = obj;
-    p.cmd = cmd;
-    p.params = reinterpret_cast<uint64_t>(&params);
-    p.paramsSize = sizeof params;
-    assert_int_equal(esc(S.ctl, nv::NV_ESC_RM_CONTROL, p), 0);
-    return p.status;
+    return simtest::rmControl(S.ctl, S.client, obj, cmd, params);
 }
 
 uint32_t allocVideo(int g, uint64_t size) {

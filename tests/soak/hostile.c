@@ -27,10 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "nvlite/cuda.h"
+#include "support/test_support.h"
 
 #define SLOTS 4
 #define BUF_BYTES 65536
@@ -51,11 +50,6 @@ static atomic_int stop;
 static atomic_long calls, destroys, unexpected;
 static atomic_long progress;
 
-static const char *rname(CUresult r) {
-    const char *s = NULL;
-    return cuGetErrorName(r, &s) == CUDA_SUCCESS && s ? s : "?";
-}
-
 static int allowed(CUresult r) {
     switch (r) {
     case CUDA_SUCCESS: case CUDA_ERROR_NOT_READY: case CUDA_ERROR_INVALID_HANDLE:
@@ -68,7 +62,7 @@ static int allowed(CUresult r) {
 
 static CUresult note(CUresult r, const char *what) {
     atomic_fetch_add(&calls, 1);
-    if (!allowed(r) && atomic_fetch_add(&unexpected, 1) < 20) fprintf(stderr, "hostile: %s returned %s\n", what, rname(r));
+    if (!allowed(r) && atomic_fetch_add(&unexpected, 1) < 20) fprintf(stderr, "hostile: %s returned %s\n", what, ts_cu_name(r));
     return r;
 }
 #define N(call) note((call), #call)
@@ -186,31 +180,10 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static unsigned char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *p = malloc((size_t)n);
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    return p;
-}
-
 int main(int argc, char **argv) {
     const double seconds = argc > 1 ? atof(argv[1]) : 60;
     const int nthreads = argc > 2 ? atoi(argv[2]) : 16;
-    cubin = read_file("tests/data/loader_kernels.sm_90.cubin");
+    cubin = ts_read_file("tests/data/loader_kernels.sm_90.cubin", NULL);
     if (!cubin || nthreads < 1 || nthreads > 256) {
         fprintf(stderr, "hostile: tests/data/loader_kernels.sm_90.cubin cannot be read (run from the repository root)\n");
         return 2;
@@ -223,23 +196,23 @@ int main(int argc, char **argv) {
     }
     pthread_t *t = calloc((size_t)nthreads, sizeof *t);
     for (int i = 0; i < nthreads; ++i) pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)(i + 1));
-    const double t0 = now();
+    const double t0 = ts_now();
     long last = -1;
     double lastChange = t0;
     int hung = 0;
-    while (now() - t0 < seconds) {
+    while (ts_now() - t0 < seconds) {
         sleep(1);
         long p = atomic_load(&progress);
         if (p != last) {
             last = p;
-            lastChange = now();
-        } else if (now() - lastChange > 60) {
+            lastChange = ts_now();
+        } else if (ts_now() - lastChange > 60) {
             hung = 1;
             break;
         }
     }
     if (hung) {
-        fprintf(stderr, "hostile: no progress for 60 s: deadlock (after %.0f s)\n", now() - t0);
+        fprintf(stderr, "hostile: no progress for 60 s: deadlock (after %.0f s)\n", ts_now() - t0);
         _exit(3);
     }
     atomic_store(&stop, 1);
@@ -247,7 +220,7 @@ int main(int argc, char **argv) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("hostile: %d threads, %.0f s: %ld calls, %ld destroys, %ld unexpected answers, peak RSS %ld MiB\n", nthreads,
-           now() - t0, atomic_load(&calls), atomic_load(&destroys), atomic_load(&unexpected), ru.ru_maxrss / 1024);
+           ts_now() - t0, atomic_load(&calls), atomic_load(&destroys), atomic_load(&unexpected), ru.ru_maxrss / 1024);
     printf("hostile: %s\n", atomic_load(&unexpected) ? "FAIL" : "PASS");
     return atomic_load(&unexpected) ? 1 : 0;
 }

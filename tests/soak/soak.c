@@ -23,28 +23,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "nvlite/cuda.h"
+#include "support/test_support.h"
 
 #define WARMUP_CYCLES 300
 #define MAX_GROWTH_PER_CYCLE 16.0 /* bytes, RSS and heap */
 
 static unsigned char *cubin;
 
-static const char *rname(CUresult r) {
-    const char *s = NULL;
-    return cuGetErrorName(r, &s) == CUDA_SUCCESS && s ? s : "?";
-}
-
-#define CK(call)                                                                              \
-    do {                                                                                      \
-        CUresult r_ = (call);                                                                 \
-        if (r_ != CUDA_SUCCESS) {                                                             \
-            fprintf(stderr, "soak: cycle %ld: %s returned %s\n", cycle, #call, rname(r_));    \
-            return 0;                                                                         \
-        }                                                                                     \
+#define CK(call)                                                                                \
+    do {                                                                                        \
+        CUresult r_ = (call);                                                                   \
+        if (r_ != CUDA_SUCCESS) {                                                               \
+            fprintf(stderr, "soak: cycle %ld: %s returned %s\n", cycle, #call, ts_cu_name(r_)); \
+            return 0;                                                                           \
+        }                                                                                       \
     } while (0)
 
 /* One full cycle; 0 on the first failure. */
@@ -161,30 +155,9 @@ static usage measure(void) {
     return u;
 }
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static unsigned char *read_file(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *p = malloc((size_t)n);
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    return p;
-}
-
 int main(int argc, char **argv) {
     const long cycles = argc > 1 ? atol(argv[1]) : 10000;
-    cubin = read_file("tests/data/loader_kernels.sm_90.cubin");
+    cubin = ts_read_file("tests/data/loader_kernels.sm_90.cubin", NULL);
     if (!cubin || cycles <= 0) {
         fprintf(stderr, "soak: tests/data/loader_kernels.sm_90.cubin cannot be read (run from the repository root)\n");
         return 2;
@@ -198,14 +171,14 @@ int main(int argc, char **argv) {
         if (!cycle_once(cycle)) return 1;
     if (!fill_launch_log()) return 1;
     const usage before = measure();
-    const double t0 = now();
+    const double t0 = ts_now();
     for (long i = 0; i < cycles; ++i, ++cycle) {
         if (!cycle_once(cycle)) return 1;
         if ((i + 1) % 1000 == 0) {
             usage u = measure();
             printf("soak: %6ld cycles  rss %+8ld B  heap %+8ld B  fds %+ld  maps %+ld  threads %+ld  (%.1f ms/cycle)\n",
                    i + 1, u.rss - before.rss, u.heap - before.heap, u.fds - before.fds, u.maps - before.maps,
-                   u.threads - before.threads, (now() - t0) * 1e3 / (double)(i + 1));
+                   u.threads - before.threads, (ts_now() - t0) * 1e3 / (double)(i + 1));
             fflush(stdout);
         }
     }

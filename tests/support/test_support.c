@@ -386,6 +386,62 @@ int ts_check_no_current_context(void **state) {
     return 0;
 }
 
+/* ------------------------------------------------------------------ copy and fill shapes */
+
+CUDA_MEMCPY2D ts_box_2d_dtod(CUdeviceptr dst, CUdeviceptr src, const ts_box *b) {
+    CUDA_MEMCPY2D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.srcDevice = src;
+    c.srcXInBytes = b->srcX;
+    c.srcY = b->srcY;
+    c.srcPitch = b->srcPitch;
+    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.dstDevice = dst;
+    c.dstXInBytes = b->dstX;
+    c.dstY = b->dstY;
+    c.dstPitch = b->dstPitch;
+    c.WidthInBytes = b->width;
+    c.Height = b->height;
+    return c;
+}
+
+CUDA_MEMCPY3D ts_box_3d_dtod(CUdeviceptr dst, CUdeviceptr src, const ts_box *b) {
+    CUDA_MEMCPY3D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.srcDevice = src;
+    c.srcXInBytes = b->srcX;
+    c.srcY = b->srcY;
+    c.srcPitch = b->srcPitch;
+    c.srcHeight = b->srcHeight;
+    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.dstDevice = dst;
+    c.dstXInBytes = b->dstX;
+    c.dstY = b->dstY;
+    c.dstPitch = b->dstPitch;
+    c.dstHeight = b->dstHeight;
+    c.WidthInBytes = b->width;
+    c.Height = b->height;
+    c.Depth = b->depth;
+    return c;
+}
+
+void ts_box_copy_host(unsigned char *dst, const unsigned char *src, const ts_box *b) {
+    for (size_t z = 0; z < b->depth; ++z)
+        for (size_t y = 0; y < b->height; ++y)
+            memcpy(dst + (z * b->dstHeight + b->dstY + y) * b->dstPitch + b->dstX,
+                   src + (z * b->srcHeight + b->srcY + y) * b->srcPitch + b->srcX, b->width);
+}
+
+void ts_fill_host(unsigned char *dst, uint32_t value, unsigned elem, size_t count) {
+    for (size_t i = 0; i < count * elem; ++i) dst[i] = (unsigned char)(value >> (8 * (i % elem)));
+}
+
+void ts_fill_2d_host(unsigned char *dst, size_t pitch, uint32_t value, unsigned elem, size_t width, size_t height) {
+    for (size_t y = 0; y < height; ++y) ts_fill_host(dst + y * pitch, value, elem, width);
+}
+
 /* ------------------------------------------------------------------ environment */
 
 int ts_on_simulator(void) {

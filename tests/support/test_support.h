@@ -14,6 +14,8 @@
  *   ts_source_module                a kernel source compiled once (NVRTC), loaded
  *   ts_stream_new / ts_event_new    created or the test fails
  *   ts_dev_alloc / ts_pinned_alloc  allocated or the test fails
+ *   ts_box_* / ts_fill_*host        2-D/3-D copies and fills, and what they
+ *                                   leave, done on the host
  *   ts_busy_*                       device work a stream is still running
  *   ts_watchdog_arm                 a hang ends the process with a message
  *
@@ -129,6 +131,34 @@ CUmodule ts_source_module(const char *source, const char *name);
 CUfunction ts_get_function(CUmodule m, const char *name);
 /* A host pointer as the CUdeviceptr that unified addressing makes of it. */
 static inline CUdeviceptr ts_dptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
+
+/* ------------------------------------------------------------------ copy and fill shapes */
+
+/* A box of bytes between two pitched buffers: 'depth' slices of 'height'
+ * lines of 'width' bytes. The source starts at byte srcX of line srcY, the
+ * destination at byte dstX of line dstY (of their first slice); lines are
+ * srcPitch (dstPitch) bytes apart, slices srcHeight (dstHeight) lines. A
+ * 2-D copy is a box of depth 1 (the heights then do not matter). */
+typedef struct {
+    size_t srcX, srcY, srcPitch, srcHeight;
+    size_t dstX, dstY, dstPitch, dstHeight;
+    size_t width, height, depth;
+} ts_box;
+
+/* The box as cuMemcpy2D's (depth 1) / cuMemcpy3D's argument from device
+ * memory at 'src' to device memory at 'dst'; every other field zero. */
+CUDA_MEMCPY2D ts_box_2d_dtod(CUdeviceptr dst, CUdeviceptr src, const ts_box *b);
+CUDA_MEMCPY3D ts_box_3d_dtod(CUdeviceptr dst, CUdeviceptr src, const ts_box *b);
+/* What that copy does, done on host images of the two buffers. */
+void ts_box_copy_host(unsigned char *dst, const unsigned char *src, const ts_box *b);
+
+/* What cuMemsetD8/D16/D32 (elem 1, 2, 4 bytes) of 'count' elements of
+ * 'value' leaves in memory, written to 'dst': the value's low 'elem' bytes,
+ * least significant first. */
+void ts_fill_host(unsigned char *dst, uint32_t value, unsigned elem, size_t count);
+/* The same for cuMemsetD2D8/16/32: 'height' lines of 'width' elements,
+ * 'pitch' bytes apart. */
+void ts_fill_2d_host(unsigned char *dst, size_t pitch, uint32_t value, unsigned elem, size_t width, size_t height);
 
 /* ------------------------------------------------------------------ objects */
 

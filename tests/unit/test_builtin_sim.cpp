@@ -161,7 +161,7 @@ void test_fills_odd_sizes_offsets(void**) {
                                      : cuMemsetD32(a + off, value, count);
             if (r != CUDA_SUCCESS) fail_msg("D%u fill of %zu at +%zu: %s", size * 8, count, off, ts_cu_name(r));
             ++launches;
-            for (size_t i = 0; i < count * size; ++i) mem[off + i] = static_cast<uint8_t>(value >> (8 * (i % size)));
+            ts_fill_host(mem.data() + off, value, size, count);
             const auto got = readBack(a, mem.size());
             assert_bytes_equal(mem.data(), got.data(), mem.size());
         }
@@ -182,49 +182,22 @@ void test_2d_and_3d_between_device_memory(void**) {
     assert_cu_ok(cuMemcpyHtoD(d, dst.data(), dstBytes));
     sim::clearLaunches();
 
-    CUDA_MEMCPY2D c2{};
-    c2.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-    c2.srcDevice = s;
-    c2.srcXInBytes = 3;
-    c2.srcY = 1;
-    c2.srcPitch = sp;
-    c2.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-    c2.dstDevice = d;
-    c2.dstXInBytes = 7;
-    c2.dstY = 2;
-    c2.dstPitch = dp;
-    c2.WidthInBytes = width;
-    c2.Height = height - 3;
+    // (C++ wants every field named; the heights do not matter to a 2-D copy.)
+    const ts_box b2 = {.srcX = 3, .srcY = 1, .srcPitch = sp, .srcHeight = height, .dstX = 7, .dstY = 2, .dstPitch = dp,
+                       .dstHeight = height, .width = width, .height = height - 3, .depth = 1};
+    const CUDA_MEMCPY2D c2 = ts_box_2d_dtod(d, s, &b2);
     assert_cu_ok(cuMemcpy2D(&c2));
-    for (size_t y = 0; y < c2.Height; ++y)
-        memcpy(&dst[(y + 2) * dp + 7], &src[(y + 1) * sp + 3], width);
+    ts_box_copy_host(dst.data(), src.data(), &b2);
 
-    CUDA_MEMCPY3D c3{};
-    c3.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-    c3.srcDevice = s;
-    c3.srcXInBytes = 1;
-    c3.srcPitch = sp;
-    c3.srcHeight = height;
-    c3.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-    c3.dstDevice = d;
-    c3.dstXInBytes = 5;
-    c3.dstPitch = dp;
-    c3.dstHeight = height;
-    c3.WidthInBytes = width - 9;
-    c3.Height = height;
-    c3.Depth = depth;
+    const ts_box b3 = {.srcX = 1, .srcY = 0, .srcPitch = sp, .srcHeight = height, .dstX = 5, .dstY = 0, .dstPitch = dp,
+                       .dstHeight = height, .width = width - 9, .height = height, .depth = depth};
+    const CUDA_MEMCPY3D c3 = ts_box_3d_dtod(d, s, &b3);
     assert_cu_ok(cuMemcpy3D(&c3));
-    for (size_t z = 0; z < depth; ++z)
-        for (size_t y = 0; y < height; ++y)
-            memcpy(&dst[(z * height + y) * dp + 5], &src[(z * height + y) * sp + 1], width - 9);
+    ts_box_copy_host(dst.data(), src.data(), &b3);
 
     // A 2-D fill with gaps between the lines, on 2-byte elements.
     assert_cu_ok(cuMemsetD2D16(d + 2 * dp + 4, dp, 0xbeef, 600, 7));
-    for (size_t y = 0; y < 7; ++y)
-        for (size_t x = 0; x < 600; ++x) {
-            dst[(y + 2) * dp + 4 + 2 * x] = 0xef;
-            dst[(y + 2) * dp + 5 + 2 * x] = 0xbe;
-        }
+    ts_fill_2d_host(&dst[2 * dp + 4], dp, 0xbeef, 2, 600, 7);
     assert_cu_ok(cuCtxSynchronize());
     expectBuiltinLaunches(3);
     const auto got = readBack(d, dstBytes);

@@ -23,6 +23,7 @@
 #include "hw/gpu.h"
 #include "kdrv/sim/sim_control.h"
 #include "support/test_support.h"
+#include "hw_gpu_env.h"
 
 using namespace nvl;
 namespace sim = nvl::kdrv::sim;
@@ -32,28 +33,11 @@ namespace {
 // Faults must be reported well within this (the API promises one second).
 constexpr double kPromptSeconds = 1.0;
 
-struct Env {
-    std::unique_ptr<hw::Driver> driver;
-    hw::Gpu* gpu = nullptr;
-} E;
+using hwtest::E;
 
 double seconds() {
     using namespace std::chrono;
     return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
-
-int setupDriver(void**) {
-    auto d = hw::Driver::open();
-    if (!d) return -1;
-    E.driver = std::move(*d);
-    if (E.driver->gpuCount() < 1) return -1;
-    E.gpu = &E.driver->gpu(0);
-    return E.gpu->open().ok() ? 0 : -1;
-}
-
-int teardownDriver(void**) {
-    E.driver.reset();
-    return 0;
 }
 
 // What a context has: compute and a copy channel in a graphics TSG, a copy
@@ -308,5 +292,5 @@ int main() {
         cmocka_unit_test(test_injected_launch_faults),
         cmocka_unit_test(test_fault_scope),
     };
-    return cmocka_run_group_tests(tests, setupDriver, teardownDriver);
+    return cmocka_run_group_tests(tests, hwtest::setupDriver, hwtest::teardownDriver);
 }

@@ -5,7 +5,6 @@
 // call relocation points at once relocated, the registers and stack of the
 // kernels that call it, zero-filled data moved past it, and what is refused
 // (unknown externals, runtime cubins that break the rules, corrupt ones).
-#include <dlfcn.h>
 #include <elf.h>
 
 #include <algorithm>
@@ -54,15 +53,6 @@ struct Inputs {
     Tool nvrtc, jit;
     std::vector<uint8_t> sm90, sm80, plain90, rdc90;
 };
-
-bool haveNvJitLink() {
-    for (std::string p : {std::string("libnvJitLink.so.13"), cudaHome() + "/lib64/libnvJitLink.so.13"})
-        if (void* h = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-            dlclose(h);
-            return true;
-        }
-    return false;
-}
 
 Inputs& inputs() {
     static Inputs in = [] {

@@ -23,29 +23,13 @@
 #include "hw/driver.h"
 #include "hw/gpu.h"
 #include "support/test_support.h"
+#include "hw_gpu_env.h"
 
 using namespace nvl;
 
 namespace {
 
-struct Env {
-    std::unique_ptr<hw::Driver> driver;
-    hw::Gpu* gpu = nullptr;
-} E;
-
-int setupDriver(void**) {
-    auto d = hw::Driver::open();
-    if (!d) return -1;
-    E.driver = std::move(*d);
-    if (E.driver->gpuCount() < 1) return -1;
-    E.gpu = &E.driver->gpu(0);
-    return E.gpu->open().ok() ? 0 : -1;
-}
-
-int teardownDriver(void**) {
-    E.driver.reset();
-    return 0;
-}
+using hwtest::E;
 
 // Runs 'body' with stderr going to a temporary file; returns what was written.
 template <class Body>
@@ -163,5 +147,5 @@ int main() {
         cmocka_unit_test(test_short_wait_is_quiet),
         cmocka_unit_test(test_stuck_wait_is_reported),
     };
-    return cmocka_run_group_tests(tests, setupDriver, teardownDriver);
+    return cmocka_run_group_tests(tests, hwtest::setupDriver, hwtest::teardownDriver);
 }

@@ -1,6 +1,5 @@
 // Loader tests that compile or link through nvJitLink: plain PTX, PTX-only
 // fatbins (zstd and LZ4), JIT logs and errors, relocatable cubins, the Linker.
-#include <dlfcn.h>
 
 #include <string>
 #include <vector>
@@ -46,15 +45,6 @@ struct Inputs {
     Tool fatbinary;  // with NVRTC's PTX
     std::vector<uint8_t> ptx90, ptx80, fatPtxZstd, fatPtxLz4, fat80Ptx, callerPtx, calleeCubin, relocatable;
 };
-
-bool haveNvJitLink() {
-    for (std::string p : {std::string("libnvJitLink.so.13"), cudaHome() + "/lib64/libnvJitLink.so.13"})
-        if (void* h = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-            dlclose(h);
-            return true;
-        }
-    return false;
-}
 
 Inputs& inputs() {
     static Inputs in = [] {

@@ -4,6 +4,7 @@
 // writer. The library itself never uses the toolkit; the tests may.
 #pragma once
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -75,6 +76,16 @@ struct Tool {
     } while (0)
 
 inline bool haveProgram(const char* name) { return access((cudaHome() + "/bin/" + name).c_str(), X_OK) == 0; }
+
+// Whether nvJitLink (CUDA 13's) can be loaded, by name or from the toolkit.
+inline bool haveNvJitLink() {
+    for (std::string p : {std::string("libnvJitLink.so.13"), cudaHome() + "/lib64/libnvJitLink.so.13"})
+        if (void* h = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+            dlclose(h);
+            return true;
+        }
+    return false;
+}
 
 // Runs a shell command; its output goes to 'log' when given.
 inline bool run(const std::string& cmd, std::string* log = nullptr) {
