@@ -269,10 +269,21 @@ Result<uint64_t> Channel::endLocked(Reserved& r, Completion completion) {
 
     storeFence();  // push buffer and ring entry before GP_PUT
     *gpPut_ = static_cast<uint32_t>(put_ % entries_);
-    storeFence();  // GP_PUT before the doorbell
-    __atomic_store_n(gpu_.doorbell(), token_, __ATOMIC_RELEASE);  // one register, written by every channel
+    ringDoorbell();
     lastSubmitted_.store(value, std::memory_order_release);
     return value;
+}
+
+void Channel::ringDoorbell() const {
+    if (gpu_.doorbellPath() == Gpu::DoorbellPath::Bar0Flush) {
+        // A BAR0 doorbell may overtake the BAR1 writes before it: reading
+        // GP_PUT back through BAR1 returns once they have landed (Gpu::DoorbellPath).
+        writeBarrier();
+        (void)*gpPut_;
+    } else {
+        storeFence();  // GP_PUT before the doorbell (through BAR1: kept behind it on the way)
+    }
+    __atomic_store_n(gpu_.doorbell(), token_, __ATOMIC_RELEASE);  // one register, written by every channel
 }
 
 namespace {
@@ -288,12 +299,24 @@ uint64_t hangReportNs() {
     return ns;
 }
 
+// NVLITE_HANG_REPORT_RING=1: after a hang report, ring the channel's doorbell
+// again and say whether that ended the wait (a diagnosis: a doorbell Host
+// missed, or work that is stuck for another reason).
+bool hangReportRings() {
+    static const bool on = [] {
+        const char* v = env::value("NVLITE_HANG_REPORT_RING");
+        return v && *v && std::strcmp(v, "0") != 0;
+    }();
+    return on;
+}
+
 }  // namespace
 
 Status Channel::wait(uint64_t value, WaitMode mode) {
     Backoff backoff(mode);
     uint32_t n = 0;
-    uint64_t since = 0;  // when the report's clock started (0: not yet; UINT64_MAX: reported or off)
+    uint64_t since = 0;    // when the report's clock started (0: not yet; UINT64_MAX: reported or off)
+    uint64_t rangAt = 0;   // when a hang report rang the doorbell again
     while (!isDone(value)) {
         if ((++n & 255) == 0) {
             NVL_TRY(scopeError());
@@ -303,13 +326,22 @@ Status Channel::wait(uint64_t value, WaitMode mode) {
                 if (!limit) since = UINT64_MAX;
                 else if (!since) since = now;
                 else if (now - since >= limit) {
-                    if (!isDone(value)) reportStuck(value, now - since);
+                    if (!isDone(value)) {
+                        reportStuck(value, now - since);
+                        if (hangReportRings()) {
+                            ringDoorbell();
+                            rangAt = monotonicNs();
+                        }
+                    }
                     since = UINT64_MAX;
                 }
             }
         }
         backoff.pause();
     }
+    if (rangAt)
+        trace::print("hang report: channel 0x%x reached %llu %.3f ms after its doorbell was rung again", handle(),
+                     static_cast<unsigned long long>(value), static_cast<double>(monotonicNs() - rangAt) / 1e6);
     return kOk;
 }
 

@@ -190,6 +190,8 @@ private:
     Result<Reserved> beginLocked(size_t dwords, size_t dataBytes);
     Result<uint64_t> endLocked(Reserved& r, Completion completion);
     void writeRelease(PushWriter& w, uint64_t value);
+    // Tells Host that GP_PUT moved (the doorbell), the way Gpu::doorbellPath() needs.
+    void ringDoorbell() const;
     // A host semaphore release of 'payload' at 'va' after the channel's
     // earlier work, with 'executeFlags' added to SEM_EXECUTE.
     void writeHostRelease(PushWriter& w, uint64_t va, uint64_t payload, uint32_t executeFlags) const;

@@ -80,12 +80,15 @@ private:
     std::unique_ptr<ChannelGroup> graphics_;
     std::unique_ptr<ChannelGroup> copyGroup_;  // empty when copies share the graphics group
     // The copy channels of lanes 1.. on the asynchronous copy engine, each in
-    // a TSG of its own. In one TSG, a copy channel whose semaphore acquire
-    // waits for another lane kept that TSG's other copy channels from being
-    // fetched: on the H200 a copy channel's GP_GET stopped one entry short of
-    // GP_PUT for good (tests/api/test_races, the event race, with
-    // NVLITE_HANG_REPORT). A failed acquire switches TSGs, so lanes in
-    // separate TSGs keep running.
+    // a TSG of its own (since be25554: a copy channel joining the running
+    // copy TSG had its first entry not fetched for 20-30 s on the H200). The
+    // same stall then remained in the event race with separate TSGs: a
+    // channel's newest entry written, GP_PUT stored, the doorbell rung, and
+    // Host never fetching it. That is what a BAR0 doorbell overtaking the
+    // BAR1 store of GP_PUT does (Gpu::DoorbellPath), which explains both;
+    // separate TSGs stay (a failed acquire switches TSGs, so lanes never
+    // wait behind each other's acquires) until the H200 says whether they
+    // still matter.
     std::vector<std::unique_ptr<ChannelGroup>> laneCopyGroups_;
     std::vector<Lane> lanes_;
 };

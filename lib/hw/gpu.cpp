@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "common/align.h"
+#include "common/env.h"
 #include "common/trace.h"
 #include "defs/host_c86f.h"
 #include "defs/nv_status.h"
@@ -310,19 +311,53 @@ Status Gpu::open() {
     return s;
 }
 
+Status Gpu::mapDoorbell() {
+    if (usermode_) return kOk;
+    RmClient& rm = this->rm();
+    // NVLITE_DOORBELL=bar0 / bar0-unflushed ring through BAR0 (comparison runs).
+    const char* choice = env::value("NVLITE_DOORBELL");
+    const bool wantBar0 = choice && (!std::strcmp(choice, "bar0") || !std::strcmp(choice, "bar0-unflushed"));
+    const bool hopper = info_.usermodeClass == nv::HOPPER_USERMODE_A;
+    if (hopper && !wantBar0) {
+        nv::NV_HOPPER_USERMODE_A_PARAMS params{};
+        params.bBar1Mapping = 1;
+        Result<RmObject> object = allocObject(rm, subdevice_.handle(), info_.usermodeClass, &params);
+        if (object) {
+            Result<RmClient::CpuMapping> mapping =
+                rm.mapMemory(RmClient::MapVia::Device, info_.minor, device_.handle(), object->handle(), 0,
+                             nv::NVC361_NV_USERMODE__SIZE, 0, nullptr);
+            if (mapping) {
+                usermode_ = std::move(*object);
+                usermodeMapping_ = std::move(*mapping);
+                doorbellPath_ = DoorbellPath::Bar1;
+            } else if (trace::api()) {
+                trace::print("doorbell: BAR1 page not mappable (error %d); ringing through BAR0", mapping.status().code());
+            }
+        } else if (trace::api()) {
+            trace::print("doorbell: no BAR1 page (error %d); ringing through BAR0", object.status().code());
+        }
+    }
+    if (!usermode_) {
+        NVL_ASSIGN_OR_RETURN(usermode_, allocObject(rm, subdevice_.handle(), info_.usermodeClass));
+        NVL_ASSIGN_OR_RETURN(usermodeMapping_,
+                             rm.mapMemory(RmClient::MapVia::Device, info_.minor, device_.handle(), usermode_.handle(), 0,
+                                          nv::NVC361_NV_USERMODE__SIZE, 0, nullptr));
+        const bool unflushed = !hopper || (choice && !std::strcmp(choice, "bar0-unflushed"));
+        doorbellPath_ = unflushed ? DoorbellPath::Bar0 : DoorbellPath::Bar0Flush;
+    }
+    doorbell_ = reinterpret_cast<volatile uint32_t*>(usermodeMapping_.map.as<uint8_t>() + nv::NVC361_NOTIFY_CHANNEL_PENDING);
+    if (trace::api())
+        trace::print("doorbell through %s", doorbellPath_ == DoorbellPath::Bar1        ? "BAR1"
+                                            : doorbellPath_ == DoorbellPath::Bar0Flush ? "BAR0, GP_PUT read back first"
+                                                                                       : "BAR0");
+    return kOk;
+}
+
 Status Gpu::bringUp() {
     RmClient& rm = this->rm();
     NVL_TRY(driver_.vaSpace().status());
 
-    // Doorbell page.
-    if (!usermode_) {
-        NVL_ASSIGN_OR_RETURN(usermode_, allocObject(rm, subdevice_.handle(), info_.usermodeClass));
-        NVL_ASSIGN_OR_RETURN(usermodeMapping_,
-                             rm.mapMemory(RmClient::MapVia::Device, info_.minor, device_.handle(), usermode_.handle(), 0, nv::NVC361_NV_USERMODE__SIZE,
-                                          0, nullptr));
-        doorbell_ = reinterpret_cast<volatile uint32_t*>(usermodeMapping_.map.as<uint8_t>() +
-                                                         nv::NVC361_NOTIFY_CHANNEL_PENDING);
-    }
+    NVL_TRY(mapDoorbell());
 
     // Leave idle clocks while we hold the GPU, as libcuda does.
     nv::NV2080_CTRL_PERF_BOOST_PARAMS boost{};

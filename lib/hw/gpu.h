@@ -63,6 +63,20 @@ public:
     const nv::NvProcessorUuid& uuid() const { return uuid_; }
     // The usermode doorbell register (NOTIFY_CHANNEL_PENDING).
     volatile uint32_t* doorbell() const { return doorbell_; }
+    // How a doorbell write reaches the GPU, and so what a submission must do
+    // between its GP_PUT store (through BAR1, in video memory) and the
+    // doorbell. On Hopper a doorbell through BAR0 may overtake BAR1 writes
+    // still in flight: Host then reads the old GP_PUT, finds nothing new and
+    // the entry waits for the channel's next doorbell (RM flushes before its
+    // own BAR0 doorbells on GH100 and later: kbusFlushPcieForBar0Doorbell).
+    //   Bar1       HOPPER_USERMODE_A mapped through BAR1 (bBar1Mapping, as UVM
+    //              and nvidia-push ring on Hopper): behind the GP_PUT store
+    //   Bar0Flush  BAR0 page; GP_PUT is read back through BAR1 first (RM's way)
+    //   Bar0       BAR0 page, nothing between (GPUs before Hopper, where RM
+    //              does not flush either; on Hopper only NVLITE_DOORBELL=bar0-unflushed,
+    //              the behaviour before the fix, kept for comparison runs)
+    enum class DoorbellPath { Bar1, Bar0Flush, Bar0 };
+    DoorbellPath doorbellPath() const { return doorbellPath_; }
 
     // Video memory, rounded up to 2 MiB pages, at a fresh address of the VaSpace.
     Result<std::unique_ptr<GpuMemory>> allocVideo(size_t size, const VideoMemoryOptions& opts);
@@ -92,6 +106,7 @@ private:
     Status queryInfo();
     Status chooseClasses();
     Status bringUp();
+    Status mapDoorbell();
     Result<std::unique_ptr<GpuMemory>> describeHost(void* addr, size_t size, bool ownsPages);
     // Places a memory object at mem.va_ in the GPU VA space, and removes it.
     Status mapForGpu(GpuMemory& mem, bool systemMemory);
@@ -110,6 +125,7 @@ private:
     RmObject usermode_;
     RmClient::CpuMapping usermodeMapping_;
     volatile uint32_t* doorbell_ = nullptr;
+    DoorbellPath doorbellPath_ = DoorbellPath::Bar0;
     RmObject vaSpaceObject_;
     RmObject virtualMemory_;  // the whole VA space as one NV01_MEMORY_VIRTUAL (RM-managed mode)
     bool usesUvm_ = false;

@@ -13,7 +13,12 @@
  *   (d) streams (new lanes: channels joining running TSGs) created while
  *       other threads' streams wait for each other, in fresh contexts;
  *   (e) the event test itself: the shared event replaced and destroyed
- *       while six threads use it.
+ *       while six threads use it;
+ *   (f) what (a)-(e) never do and the event test does: six threads that
+ *       each wait (cuEventSynchronize) for their own stream's newest work
+ *       while the others submit. A doorbell Host missed (it read GP_PUT
+ *       before the store had landed) hangs exactly such a wait: nothing
+ *       rings that channel again.
  *
  * Each test runs under a watchdog that names it; NVLITE_HANG_REPORT (10 s
  * unless set) makes nvlite report, before that, what a stuck wait's channel
@@ -288,12 +293,73 @@ static void test_hw_event_replaced_while_used(void **state) {
     ts_watchdog_disarm();
 }
 
+/* (f) */
+typedef struct {
+    CUcontext ctx;
+    CUdeviceptr buf;
+    int index;
+    int rounds;
+    unsigned char last;
+    double worst; /* longest cuEventSynchronize, seconds */
+} syncer;
+
+static void *sync_worker(void *p) {
+    syncer *w = p;
+    note(cuCtxSetCurrent(w->ctx), CUDA_SUCCESS);
+    CUstream s = NULL;
+    CUevent e[2] = {NULL, NULL};
+    note(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    note(cuEventCreate(&e[0], 0), CUDA_SUCCESS);
+    note(cuEventCreate(&e[1], CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+    for (int k = 0; k < w->rounds; ++k) {
+        w->last = (unsigned char)(k * 13 + w->index * 29 + 1);
+        note(cuMemsetD8Async(w->buf + (CUdeviceptr)w->index * SLICE, w->last, SLICE, s), CUDA_SUCCESS);
+        note(cuEventRecord(e[k & 1], s), CUDA_SUCCESS);
+        const double t = seconds();
+        note(cuEventSynchronize(e[k & 1]), CUDA_SUCCESS);
+        const double took = seconds() - t;
+        if (took > w->worst) w->worst = took;
+    }
+    note(cuStreamSynchronize(s), CUDA_SUCCESS);
+    note(cuStreamDestroy(s), CUDA_SUCCESS);
+    note(cuEventDestroy(e[0]), CUDA_SUCCESS);
+    note(cuEventDestroy(e[1]), CUDA_SUCCESS);
+    return NULL;
+}
+
+static void test_hw_own_work_synced_under_load(void **state) {
+    require_device();
+    ts_watchdog_arm("test_hw_own_work_synced_under_load", WATCHDOG_SECONDS);
+    CUcontext ctx = ts_fx(state)->ctx;
+    atomic_store(&bad, 0);
+    CUdeviceptr buf = ts_dev_alloc(NSTREAMS * SLICE);
+    syncer w[NSTREAMS];
+    pthread_t t[NSTREAMS];
+    const double t0 = seconds();
+    for (int i = 0; i < NSTREAMS; ++i) {
+        w[i] = (syncer){ctx, buf, i, on_sim() ? 300 : 5000, 0, 0.0};
+        assert_int_equal(pthread_create(&t[i], NULL, sync_worker, &w[i]), 0);
+    }
+    double worst = 0;
+    for (int i = 0; i < NSTREAMS; ++i) {
+        pthread_join(t[i], NULL);
+        if (w[i].worst > worst) worst = w[i].worst;
+    }
+    print_message("[          ] %d threads x %d record + synchronize of their own work in %.3f s, longest wait %.3f ms\n",
+                  NSTREAMS, w[0].rounds, seconds() - t0, worst * 1e3);
+    assert_int_equal(atomic_load(&bad), 0);
+    unsigned char last[NSTREAMS];
+    for (int i = 0; i < NSTREAMS; ++i) last[i] = w[i].last;
+    check_slices(buf, last);
+    ts_watchdog_disarm();
+}
+
 int main(void) {
     setenv("NVLITE_HANG_REPORT", "10", 0); /* read at the first long wait */
     const struct CMUnitTest tests[] = {
         TEST(test_hw_cross_lane_copy_waits),  TEST(test_hw_one_event_across_streams),
         TEST(test_hw_threads_share_an_event), TEST(test_hw_lanes_join_running_groups),
-        TEST(test_hw_event_replaced_while_used),
+        TEST(test_hw_event_replaced_while_used), TEST(test_hw_own_work_synced_under_load),
     };
     return cmocka_run_group_tests_name("hw_stream_waits", tests, NULL, NULL);
 }

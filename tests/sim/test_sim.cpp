@@ -349,7 +349,8 @@ struct Push {
     }
 };
 
-void submit(TestChannel& ch, const Push& p) {
+// Writes p's GPFIFO entry and GP_PUT, then rings 'doorbell' (none: nullptr).
+void submit(TestChannel& ch, const Push& p, volatile uint32_t* doorbell = S.doorbell) {
     const uint64_t bytes = p.w.size() * 4;
     if (ch.pushHead + bytes > ch.area.size - TestChannel::kPush) ch.pushHead = 0;
     const uint64_t off = TestChannel::kPush + ch.pushHead;
@@ -365,7 +366,7 @@ void submit(TestChannel& ch, const Push& p) {
     ++ch.put;
     auto* gpPut = reinterpret_cast<uint32_t*>(ch.area.cpu + TestChannel::kUserd + offsetof(nv::Nvc86fControl, GPPut));
     __atomic_store_n(gpPut, ch.put % ch.entries, __ATOMIC_RELEASE);
-    *S.doorbell = ch.token;
+    if (doorbell) *doorbell = ch.token;
 }
 
 uint32_t* sem32(uint64_t off) { return reinterpret_cast<uint32_t*>(S.sem.cpu + off); }
@@ -478,8 +479,10 @@ int bringUp(void**) {
     if (rmAlloc(S.device, nv::NV20_SUBDEVICE_0, &sp, &S.subdevice) != nv::NV_OK) return -1;
     if ((S.device & 0xfff00000) != 0xcaf00000) return -1;
 
-    // Doorbell page.
-    if (rmAlloc(S.subdevice, nv::HOPPER_USERMODE_A, nullptr, &S.usermode) != nv::NV_OK) return -1;
+    // Doorbell page, through BAR1 (ordered behind the GP_PUT stores, test_doorbells).
+    nv::NV_HOPPER_USERMODE_A_PARAMS up{};
+    up.bBar1Mapping = 1;
+    if (rmAlloc(S.subdevice, nv::HOPPER_USERMODE_A, &up, &S.usermode) != nv::NV_OK) return -1;
     auto* um = static_cast<uint8_t*>(rmMapCpu(S.usermode, nv::NVC361_NV_USERMODE__SIZE, nullptr, false));
     S.doorbell = reinterpret_cast<volatile uint32_t*>(um + nv::NVC361_NOTIFY_CHANNEL_PENDING);
 
@@ -1241,6 +1244,7 @@ void test_fault_injection_and_bad_pushbuffer(void**) {
     ++c2.put;
     auto* gpPut = reinterpret_cast<uint32_t*>(c2.area.cpu + TestChannel::kUserd + offsetof(nv::Nvc86fControl, GPPut));
     __atomic_store_n(gpPut, c2.put % c2.entries, __ATOMIC_RELEASE);
+    *S.doorbell = c2.token;
     const nv::NvNotification& n2 = errorNotification(c2);
     const uint64_t end2 = nowNs() + 5000000000ull;
     while (__atomic_load_n(&n2.status, __ATOMIC_ACQUIRE) == 0 && nowNs() < end2) usleep(10);
@@ -1250,6 +1254,64 @@ void test_fault_injection_and_bad_pushbuffer(void**) {
     assert_int_equal(rmFree(c2.handle), nv::NV_OK);
     assert_int_equal(rmFree(g.group), nv::NV_OK);
     assert_int_equal(rmFree(g2.group), nv::NV_OK);
+}
+
+// Host fetches a channel's entries only after a doorbell, up to the GP_PUT
+// it then reads (sim_gpu.h). A doorbell through the BAR1 page comes after the
+// GP_PUT store before it; one through the BAR0 page may overtake it (the
+// H200's event race: an entry written, GP_PUT advanced, the doorbell rung,
+// and Host never fetched it), and then only a later doorbell fetches it.
+void test_doorbells(void**) {
+    auto released = [](uint64_t v, int ms) { return waitValue64(sem64(0), v, ms); };
+    // No doorbell: never fetched.
+    {
+        Push p;
+        const uint64_t v = ++g_fence;
+        p.semRelease(S.sem.va, v, true, false);
+        submit(S.copy, p, nullptr);
+        assert_false(released(v, 50));
+        *S.doorbell = S.copy.token;
+        assert_true(released(v, 5000));
+    }
+    // Through BAR1, right behind the GP_PUT store: fetched, every time.
+    for (int i = 0; i < 50; ++i) {
+        Push p;
+        const uint64_t v = ++g_fence;
+        p.semRelease(S.sem.va, v, true, false);
+        submit(S.copy, p);
+        assert_true(released(v, 5000));
+    }
+    // The privileged page is refused (it needs the BAR1 mapping and a kernel
+    // caller); the plain BAR0 page is what a usermode object without
+    // parameters gives.
+    nv::NV_HOPPER_USERMODE_A_PARAMS priv{};
+    priv.bPriv = 1;
+    uint32_t refused = 0;
+    assert_int_equal(rmAlloc(S.subdevice, nv::HOPPER_USERMODE_A, &priv, &refused), nv::NV_ERR_INVALID_PARAMETER);
+    priv.bBar1Mapping = 1;
+    assert_int_equal(rmAlloc(S.subdevice, nv::HOPPER_USERMODE_A, &priv, &refused), nv::NV_ERR_INSUFFICIENT_PERMISSIONS);
+    uint32_t bar0 = 0;
+    assert_int_equal(rmAlloc(S.subdevice, nv::HOPPER_USERMODE_A, nullptr, &bar0), nv::NV_OK);
+    auto* page = static_cast<uint8_t*>(rmMapCpu(bar0, nv::NVC361_NV_USERMODE__SIZE, nullptr, false));
+    assert_non_null(page);
+    auto* bar0Doorbell = reinterpret_cast<volatile uint32_t*>(page + nv::NVC361_NOTIFY_CHANNEL_PENDING);
+    // A BAR0 doorbell right behind the GP_PUT store finds the old GP_PUT
+    // (unless the sim happened to look between the two stores: try thrice).
+    bool missed = false;
+    for (int i = 0; i < 3 && !missed; ++i) {
+        Push p;
+        const uint64_t v = ++g_fence;
+        p.semRelease(S.sem.va, v, true, false);
+        submit(S.copy, p, bar0Doorbell);
+        missed = !released(v, 50);
+        if (missed) {
+            // Once GP_PUT has landed, another BAR0 doorbell fetches the entry.
+            *bar0Doorbell = S.copy.token;
+            assert_true(released(v, 5000));
+        }
+    }
+    assert_true(missed);
+    assert_int_equal(rmFree(bar0), nv::NV_OK);
 }
 
 void test_idle_cpu_and_latency(void**) {
@@ -1619,6 +1681,7 @@ int main() {
         cmocka_unit_test(test_fault_unmapped),
         cmocka_unit_test(test_fault_injection_and_bad_pushbuffer),
         cmocka_unit_test(test_fault_stops_tsg),
+        cmocka_unit_test(test_doorbells),
         cmocka_unit_test(test_idle_cpu_and_latency),
         cmocka_unit_test(test_client_teardown),
         cmocka_unit_test(test_compute_dependent_inline_and_fault),

@@ -76,6 +76,12 @@ struct Channel {
 
     // GPFIFO / push-buffer state.
     uint32_t gpGet = 0;
+    // Host fetches entries up to the GP_PUT it read when a doorbell told it
+    // the channel has work (notifiedPut), never by polling USERD; lastPut is
+    // USERD's GP_PUT as the previous round saw it (what a BAR0 doorbell may
+    // find: it can overtake the BAR1 write of a newer one, sim_gpu.h).
+    uint32_t notifiedPut = 0;
+    uint32_t lastPut = 0;
     std::vector<uint32_t> segment;  // the push-buffer segment being executed
     size_t segPos = 0;
     enum class Mode : uint8_t { None, Inc, NonInc, OneInc };

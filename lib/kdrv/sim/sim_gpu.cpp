@@ -83,11 +83,13 @@ Channel* GpuEngine::findChannel(uint32_t hClient, uint32_t hChannel) {
     return nullptr;
 }
 
-void GpuEngine::addDoorbell(std::shared_ptr<Backing> page) { doorbells_.push_back(std::move(page)); }
+void GpuEngine::addDoorbell(std::shared_ptr<Backing> page, bool viaBar1) {
+    doorbells_.push_back({std::move(page), viaBar1});
+}
 
 void GpuEngine::removeDoorbell(const Backing* page) {
     doorbells_.erase(std::remove_if(doorbells_.begin(), doorbells_.end(),
-                                    [&](const std::shared_ptr<Backing>& b) { return b.get() == page; }),
+                                    [&](const Doorbell& d) { return d.page.get() == page; }),
                      doorbells_.end());
 }
 
@@ -161,7 +163,7 @@ void GpuEngine::run(uint64_t id) {
     while (workerId_ == id) {
         const bool hint = pollDoorbells();
         updateTimers();
-        const bool progressed = pumpOnce();
+        const bool progressed = pumpChannels();
         if (progressed || hint || kicked_) {
             kicked_ = false;
             lastWork = Clock::now();
@@ -186,24 +188,38 @@ void GpuEngine::run(uint64_t id) {
 }
 
 bool GpuEngine::pollDoorbells() {
-    bool rung = false;
-    for (auto& page : doorbells_) {
+    bool viaBar1 = false, viaBar0 = false;
+    for (auto& d : doorbells_) {
         uint32_t v = 0;
-        if (page->load32(nv::NVC361_NOTIFY_CHANNEL_PENDING, &v) && v != 0) {
-            page->store32(nv::NVC361_NOTIFY_CHANNEL_PENDING, 0);
+        if (d.page->load32(nv::NVC361_NOTIFY_CHANNEL_PENDING, &v) && v != 0) {
+            d.page->store32(nv::NVC361_NOTIFY_CHANNEL_PENDING, 0);
             ++counters_.doorbells;
-            rung = true;
+            (d.viaBar1 ? viaBar1 : viaBar0) = true;
         }
     }
-    return rung;
+    for (auto& c : channels_) {
+        Channel& ch = *c;
+        uint32_t put = 0;
+        if (!ch.userd || !ch.userd->load32(ch.userdOffset + kGpPutOffset, &put)) continue;
+        // Through BAR1 Host reads the GP_PUT stored before the doorbell;
+        // through BAR0 possibly only the one before that round's stores.
+        const uint32_t seen = viaBar1 ? put : ch.lastPut;
+        if ((viaBar1 || viaBar0) && ch.gpfifoEntries) {
+            const uint32_t n = ch.gpfifoEntries;
+            auto ahead = [&](uint32_t p) { return (p % n + n - ch.gpGet % n) % n; };
+            if (seen >= n || ahead(seen) > ahead(ch.notifiedPut)) ch.notifiedPut = seen;  // past the ring: a fault
+        }
+        ch.lastPut = put;
+    }
+    return viaBar1 || viaBar0;
 }
 
 void GpuEngine::updateTimers() {
     if (doorbells_.empty()) return;
     const uint64_t t = now();
-    for (auto& page : doorbells_) {
-        page->store32(nv::NVC361_TIME_1, nv::NV_USERMODE_TIME_1_NSEC.value(t >> 32));
-        page->store32(nv::NVC361_TIME_0, static_cast<uint32_t>(t) & 0xffffffe0u);
+    for (auto& d : doorbells_) {
+        d.page->store32(nv::NVC361_TIME_1, nv::NV_USERMODE_TIME_1_NSEC.value(t >> 32));
+        d.page->store32(nv::NVC361_TIME_0, static_cast<uint32_t>(t) & 0xffffffe0u);
     }
 }
 
@@ -242,7 +258,13 @@ bool GpuEngine::completeGrids(const Channel* scope) {
 
 bool GpuEngine::pumpOnce() {
     // The grids scheduled during the last pass complete first.
-    bool any = completeGrids();
+    const bool completed = completeGrids();
+    const bool rung = pollDoorbells();
+    return pumpChannels() || rung || completed;
+}
+
+bool GpuEngine::pumpChannels() {
+    bool any = false;
     const size_t n = channels_.size();
     for (size_t i = 0; i < n && i < channels_.size(); ++i) {
         // Hold a reference: a method never frees channels, but be safe.
@@ -254,6 +276,10 @@ bool GpuEngine::pumpOnce() {
 }
 
 bool GpuEngine::hasRunnableWork() {
+    for (auto& d : doorbells_) {  // a doorbell Host has not read yet
+        uint32_t v = 0;
+        if (d.page->load32(nv::NVC361_NOTIFY_CHANNEL_PENDING, &v) && v != 0) return true;
+    }
     for (auto& c : channels_) {
         Channel& ch = *c;
         if (!ch.grids.empty()) return true;
@@ -264,8 +290,7 @@ bool GpuEngine::hasRunnableWork() {
             continue;
         }
         if (ch.segPos < ch.segment.size()) return true;
-        uint32_t put = 0;
-        if (ch.userd && ch.userd->load32(ch.userdOffset + kGpPutOffset, &put) && put != ch.gpGet) return true;
+        if (ch.notifiedPut != ch.gpGet) return true;
     }
     return false;
 }
@@ -340,11 +365,12 @@ bool GpuEngine::step(Channel& ch) {
 }
 
 bool GpuEngine::fetchEntry(Channel& ch) {
-    uint32_t put = 0;
-    if (!ch.userd || !ch.userd->load32(ch.userdOffset + kGpPutOffset, &put)) {
+    uint32_t live = 0;
+    if (!ch.userd || !ch.userd->load32(ch.userdOffset + kGpPutOffset, &live)) {
         fault(ch, nv::ROBUST_CHANNEL_PBDMA_ERROR, 0, channelEngineType(ch));
         return false;
     }
+    const uint32_t put = ch.notifiedPut;  // what the doorbells told Host (sim_gpu.h)
     if (put == ch.gpGet) return false;
     if (put >= ch.gpfifoEntries) {  // GP_PUT past the ring: the PBDMA flags it
         fault(ch, nv::ROBUST_CHANNEL_PBDMA_ERROR, 0, channelEngineType(ch));

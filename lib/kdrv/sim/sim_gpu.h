@@ -2,11 +2,26 @@
 // each channel reaches memory through its own GPU's address space).
 //
 // One thread (started with the first channel, stopped with the last) polls
-// every channel's USERD GP_PUT, fetches GPFIFO entries, decodes the push
-// buffers and executes host methods itself; methods for the copy and compute
-// engines go to sim_copy_engine.cpp and sim_compute.cpp. When nothing has
-// work it spins briefly, then sleeps with growing intervals (up to ~200 us);
-// a doorbell write or a new channel resets the backoff.
+// the doorbell pages, fetches GPFIFO entries, decodes the push buffers and
+// executes host methods itself; methods for the copy and compute engines go
+// to sim_copy_engine.cpp and sim_compute.cpp. When nothing has work it spins
+// briefly, then sleeps with growing intervals (up to ~200 us); a doorbell
+// write or a new channel resets the backoff.
+//
+// Doorbells, as on Hopper: Host fetches a channel's entries only up to the
+// GP_PUT it read from USERD after a doorbell (NOTIFY_CHANNEL_PENDING); a
+// GP_PUT store without a doorbell after it is not seen. The doorbell page
+// of a HOPPER_USERMODE_A allocated with bBar1Mapping is reached through
+// BAR1, behind the CPU's earlier BAR1 writes (GP_PUT in video memory): Host
+// reads the GP_PUT stored before it. The default page is BAR0, which may
+// overtake BAR1 writes still in flight (RM flushes before its own BAR0
+// doorbells on GH100 and later): the sim takes the worst case, Host reads
+// GP_PUT as the previous round saw it, so an entry whose GP_PUT store and
+// BAR0 doorbell fall in the same round waits for a later doorbell. (The sim
+// cannot see a CPU read-back flush; a library ringing through BAR0 on the
+// sim loses its doorbells.) One register serves every channel and the sim
+// only sees its last value per round, so any doorbell makes Host read every
+// channel's GP_PUT.
 //
 // Locking: everything here runs under the Sim lock (passed in), which the
 // thread drops between rounds and while it sleeps.
@@ -39,9 +54,11 @@ public:
     void removeChannel(const Channel* ch);
     Channel* findChannel(uint32_t hClient, uint32_t hChannel);
     const std::vector<std::shared_ptr<Channel>>& channels() const { return channels_; }
-    void addDoorbell(std::shared_ptr<Backing> page);
+    // 'viaBar1': the page is mapped through BAR1 (HOPPER_USERMODE_A, bBar1Mapping).
+    void addDoorbell(std::shared_ptr<Backing> page, bool viaBar1);
     void removeDoorbell(const Backing* page);
-    // One pass over all channels; true if any made progress.
+    // Reads the doorbells, then one pass over all channels; true if a
+    // doorbell rang or any channel made progress.
     bool pumpOnce();
     // Does any channel have work it can do right now?
     bool hasRunnableWork();
@@ -101,6 +118,7 @@ private:
     void stopWorkerLocked();
     void run(uint64_t id);
     bool pollDoorbells();
+    bool pumpChannels();  // one pass over all channels; true if any made progress
     void updateTimers();
 
     // Channel processing.
@@ -114,7 +132,11 @@ private:
 
     std::mutex& lock_;
     std::vector<std::shared_ptr<Channel>> channels_;
-    std::vector<std::shared_ptr<Backing>> doorbells_;
+    struct Doorbell {
+        std::shared_ptr<Backing> page;
+        bool viaBar1 = false;
+    };
+    std::vector<Doorbell> doorbells_;
     size_t rr_ = 0;  // round-robin start
 
     std::condition_variable cv_;

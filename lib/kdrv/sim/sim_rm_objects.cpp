@@ -208,6 +208,11 @@ uint32_t Sim::allocObject(RmClient& c, uint32_t hParent, uint32_t* hObject, uint
         break;
     }
     case ObjKind::Usermode: {
+        // usrmodeConstruct: a privileged page needs the BAR1 mapping and a
+        // kernel caller; bBar1Mapping alone is open to user space.
+        const auto* up = reinterpret_cast<const nv::NV_HOPPER_USERMODE_A_PARAMS*>(params);
+        if (haveParams && up->bPriv) return up->bBar1Mapping ? nv::NV_ERR_INSUFFICIENT_PERMISSIONS : nv::NV_ERR_INVALID_PARAMETER;
+        obj.doorbellViaBar1 = haveParams && up->bBar1Mapping;
         obj.mem = Backing::fromPool(MemKind::Usermode, *sysmem_, config::kUsermodeSize, config::kUsermodeSize);
         if (!obj.mem) return nv::NV_ERR_NO_MEMORY;
         break;
@@ -380,7 +385,7 @@ uint32_t Sim::allocObject(RmClient& c, uint32_t hParent, uint32_t* hObject, uint
         }
         return nv::NV_ERR_INVALID_ADDRESS;
     }
-    if (obj.kind == ObjKind::Usermode) gpu_.addDoorbell(obj.mem);
+    if (obj.kind == ObjKind::Usermode) gpu_.addDoorbell(obj.mem, obj.doorbellViaBar1);
     c.objects[h] = std::move(obj);
     c.objects[hParentObj].children.push_back(h);
     *hObject = h;

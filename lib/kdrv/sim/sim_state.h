@@ -83,6 +83,8 @@ struct RmObject {
     // VaSpace / VirtualMemory: [vaBase, vaLimit]
     uint64_t vaBase = 0;
     uint64_t vaLimit = 0;
+    // Usermode: the doorbell page is reached through BAR1 (bBar1Mapping)
+    bool doorbellViaBar1 = false;
     // ChannelGroup
     uint32_t engineType = 0;
     bool scheduled = false;
