@@ -163,7 +163,8 @@ void GpuEngine::run(uint64_t id) {
     while (workerId_ == id) {
         const bool hint = pollDoorbells();
         updateTimers();
-        const bool progressed = pumpChannels();
+        const bool completed = completeGrids();  // the grids scheduled during the last pass
+        const bool progressed = pumpChannels() || completed;
         if (progressed || hint || kicked_) {
             kicked_ = false;
             lastWork = Clock::now();
