@@ -218,21 +218,9 @@ static void check_order(const char* order) {
     if (rc != 0) fail_msg("NVLITE_LAUNCH_ORDER=%s: the child failed (exit %d, messages above)", order, rc);
 }
 
-static void test_order_acquire(void** state) {
-    (void)state;
-    check_order("acquire");
-}
-static void test_order_acquire_spin(void** state) {
-    (void)state;
-    check_order("acquire-spin");
-}
-static void test_order_wfi(void** state) {
-    (void)state;
-    check_order("wfi");
-}
-static void test_order_host_wfi(void** state) {
-    (void)state;
-    check_order("host-wfi");
+/* One order per test; cmocka's prestate carries its name. */
+static void test_order(void** state) {
+    check_order((const char*)*state);
 }
 
 /* Without any order the simulator finishes a stream's grids out of order:
@@ -256,10 +244,10 @@ int main(int argc, char** argv) {
     }
     self_path[len] = 0;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_order_acquire),
-        cmocka_unit_test(test_order_acquire_spin),
-        cmocka_unit_test(test_order_wfi),
-        cmocka_unit_test(test_order_host_wfi),
+        {"test_order acquire", test_order, NULL, NULL, (void*)"acquire"},
+        {"test_order acquire-spin", test_order, NULL, NULL, (void*)"acquire-spin"},
+        {"test_order wfi", test_order, NULL, NULL, (void*)"wfi"},
+        {"test_order host-wfi", test_order, NULL, NULL, (void*)"host-wfi"},
         cmocka_unit_test(test_unordered_fails_on_the_simulator),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
