@@ -200,6 +200,25 @@ static void section_copy(CUdevice dev) {
     CHECK(cuMemFree(y));
 }
 
+/* 'n' empty launches back to back on 's': host time and time until done per
+ * launch, medians of 7 rounds. */
+static void back_to_back(CUfunction empty, CUstream s, int n) {
+    enum { REPS = 7 };
+    double host[REPS], done[REPS];
+    for (int r = 0; r < REPS; ++r) {
+        CHECK(cuStreamSynchronize(s));
+        double a = now();
+        for (int i = 0; i < n; ++i) CHECK(cuLaunchKernel(empty, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
+        double b = now();
+        CHECK(cuStreamSynchronize(s));
+        double c = now();
+        host[r] = (b - a) / n;
+        done[r] = (c - a) / n;
+    }
+    printf("%s %d launches, host time per launch: %.3f us\n", tag, n, median(host, REPS) * 1e6);
+    printf("%s %d launches, until done, per launch: %.3f us\n", tag, n, median(done, REPS) * 1e6);
+}
+
 static void section_launch(CUdevice dev) {
     char* cubin = read_cubin(dev);
     CUmodule mod;
@@ -210,36 +229,12 @@ static void section_launch(CUdevice dev) {
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     for (int i = 0; i < 1000; ++i) CHECK(cuLaunchKernel(empty, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
     CHECK(cuStreamSynchronize(s));
-    enum { N = 20000, REPS = 7 };
-    double host[REPS], done[REPS];
-    for (int r = 0; r < REPS; ++r) {
-        double a = now();
-        for (int i = 0; i < N; ++i) CHECK(cuLaunchKernel(empty, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
-        double b = now();
-        CHECK(cuStreamSynchronize(s));
-        double c = now();
-        host[r] = (b - a) / N;
-        done[r] = (c - a) / N;
-    }
-    printf("%s 20000 launches, host time per launch: %.3f us\n", tag, median(host, REPS) * 1e6);
-    printf("%s 20000 launches, until done, per launch: %.3f us\n", tag, median(done, REPS) * 1e6);
+    back_to_back(empty, s, 20000);
     /* 1,500 launches fit nvlite's compute channel rings (2,048 GPFIFO entries):
      * the host never waits for the GPU to free a slot, so this is the host's
      * own cost back to back; the 20,000 above wait for the GPU from the
      * 2,048th on (lib/hw/LAUNCH_ORDER.md). */
-    enum { FEW = 1500 };
-    for (int r = 0; r < REPS; ++r) {
-        CHECK(cuStreamSynchronize(s));
-        double a = now();
-        for (int i = 0; i < FEW; ++i) CHECK(cuLaunchKernel(empty, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
-        double b = now();
-        CHECK(cuStreamSynchronize(s));
-        double c = now();
-        host[r] = (b - a) / FEW;
-        done[r] = (c - a) / FEW;
-    }
-    printf("%s 1500 launches, host time per launch: %.3f us\n", tag, median(host, REPS) * 1e6);
-    printf("%s 1500 launches, until done, per launch: %.3f us\n", tag, median(done, REPS) * 1e6);
+    back_to_back(empty, s, 1500);
     CHECK(cuStreamDestroy(s));
     CHECK(cuModuleUnload(mod));
     free(cubin);
