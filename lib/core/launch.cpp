@@ -144,7 +144,7 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
     const hw::ComputeState state = ctx.computeState();
     // What the occupancy calculator lets an SM hold: the launch's shared-memory
     // carveout is sized for it.
-    NVL_ASSIGN_OR_RETURN(const int perSm, maxActiveBlocksPerSm(f, static_cast<int>(threads), r.sharedMemBytes, 0));
+    NVL_ASSIGN_OR_RETURN(const int perSm, launchBlocksPerSm(f, static_cast<int>(threads), r.sharedMemBytes));
     if (r.cooperative) {
         // Every block must be resident at once for a grid-wide barrier (checked
         // before the shared memory, as libcuda: too much of it is too large a grid).

@@ -116,6 +116,11 @@ public:
     uint32_t maxThreadsPerBlock() const { return kernel_limits::maxThreadsPerBlock(kernel_); }
     uint32_t maxThreadsByRegisters() const { return kernel_limits::maxThreadsByRegisters(kernel_); }
 
+    // The occupancy calculator's last answer for a launch of this function
+    // (core/occupancy.h, launchBlocksPerSm): its key holds every input that
+    // can change, so it is never stale.
+    std::atomic<uint64_t> launchOccupancy{0};
+
     // The legacy launch API's state (cuFuncSetBlockShape, cuFuncSetSharedSize,
     // cuParamSet*): what cuLaunch / cuLaunchGrid launch with.
     struct LegacyLaunch {

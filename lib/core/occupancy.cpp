@@ -48,16 +48,51 @@ int blocksPerSm(const SmLimits& sm, const BlockUse& b) {
     return std::max(blocks, 0);
 }
 
-Result<int> maxActiveBlocksPerSm(const Function& f, int blockSize, size_t dynamicSmemBytes, unsigned flags) {
+namespace {
+
+// With the function's dynamic shared-memory limit as read by the caller.
+Result<int> activeBlocksUnderLimit(const Function& f, int blockSize, size_t dynamicSmemBytes, unsigned flags,
+                                   uint32_t maxDynamicShared) {
     if (blockSize <= 0) return CUDA_ERROR_INVALID_VALUE;
     if (flags & ~static_cast<unsigned>(CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)) return CUDA_ERROR_INVALID_VALUE;
     // libcuda: what the registers allow counts, a __launch_bounds__ bound does not;
     // dynamic shared memory beyond the function's limit gives no block at all.
     if (static_cast<uint32_t>(blockSize) > f.maxThreadsByRegisters()) return 0;
-    if (dynamicSmemBytes > f.settings.maxDynamicSharedBytes.load(std::memory_order_relaxed)) return 0;
+    if (dynamicSmemBytes > maxDynamicShared) return 0;
     NVL_ASSIGN_OR_RETURN(const SmLimits sm, limitsFor(f.module().context().device()));
     const loader::Kernel& k = f.kernel();
     return blocksPerSm(sm, {blockSize, k.registers, k.numBarriers, k.staticSharedBytes + dynamicSmemBytes});
+}
+
+}  // namespace
+
+Result<int> maxActiveBlocksPerSm(const Function& f, int blockSize, size_t dynamicSmemBytes, unsigned flags) {
+    return activeBlocksUnderLimit(f, blockSize, dynamicSmemBytes, flags,
+                                  f.settings.maxDynamicSharedBytes.load(std::memory_order_relaxed));
+}
+
+Result<int> launchBlocksPerSm(Function& f, int blockSize, size_t dynamicSmemBytes) {
+    // The memo: 1 (valid) | block size (11 bits) | dynamic shared (18) |
+    // the function's dynamic shared limit (18) | the answer (16). Inputs
+    // that do not fit are not memoised.
+    constexpr uint64_t kSharedBits = 18, kAnswerBits = 16;
+    const uint32_t limit = f.settings.maxDynamicSharedBytes.load(std::memory_order_relaxed);
+    const bool memoisable = blockSize > 0 && blockSize <= 1024 && dynamicSmemBytes < (uint64_t{1} << kSharedBits) &&
+                            limit < (uint64_t{1} << kSharedBits);
+    const uint64_t key = (uint64_t{1} << 63) | (static_cast<uint64_t>(blockSize) << (2 * kSharedBits + kAnswerBits)) |
+                         (static_cast<uint64_t>(dynamicSmemBytes) << (kSharedBits + kAnswerBits)) |
+                         (static_cast<uint64_t>(limit) << kAnswerBits);
+    constexpr uint64_t kAnswerMask = (uint64_t{1} << kAnswerBits) - 1;
+    if (memoisable) {
+        const uint64_t memo = f.launchOccupancy.load(std::memory_order_relaxed);
+        if ((memo & ~kAnswerMask) == key) return static_cast<int>(memo & kAnswerMask);
+    }
+    // The limit read above is the one the answer is filed under (a change
+    // meanwhile gives a key no later launch with the new limit matches).
+    NVL_ASSIGN_OR_RETURN(const int blocks, activeBlocksUnderLimit(f, blockSize, dynamicSmemBytes, 0, limit));
+    if (memoisable && blocks >= 0 && static_cast<uint64_t>(blocks) <= kAnswerMask)
+        f.launchOccupancy.store(key | static_cast<uint64_t>(blocks), std::memory_order_relaxed);
+    return blocks;
 }
 
 Result<size_t> availableDynamicSharedPerBlock(const Function& f, int numBlocks, int blockSize) {

@@ -40,6 +40,11 @@ int blocksPerSm(const SmLimits& sm, const BlockUse& b);
 // cuOccupancyMaxActiveBlocksPerMultiprocessor(WithFlags).
 Result<int> maxActiveBlocksPerSm(const Function& f, int blockSize, size_t dynamicSmemBytes, unsigned flags);
 
+// The same for a launch (flags 0), answered from the function's memo of
+// its last (block size, dynamic shared memory, shared-memory limit) when
+// they are the same: launches repeat their geometry.
+Result<int> launchBlocksPerSm(Function& f, int blockSize, size_t dynamicSmemBytes);
+
 struct PotentialBlockSize {
     int minGridSize;
     int blockSize;

@@ -577,6 +577,51 @@ void test_shared_carveout_holds_occupancy(void**) {
     assert_cu_ok(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, before));
 }
 
+// A launch's occupancy answer is kept per function (core/occupancy.h,
+// launchBlocksPerSm): it follows the function's dynamic shared-memory limit.
+// 60001 bytes over the limit give no block (a cooperative grid is then too
+// large); the limit raised, the same launch runs with the carveout for the
+// blocks the calculator now promises; lowered again, it is refused again.
+void test_launch_occupancy_follows_attributes(void**) {
+    requireKernels();
+    CUfunction f = fn("k_dyn");
+    int before = 0;
+    assert_cu_ok(cuFuncGetAttribute(&before, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f));
+    CUdeviceptr out = 0;
+    void* p[] = {&out};
+    const unsigned shared = 60001, block = 96;
+    assert_cu_ok(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 48 * 1024));
+    for (int twice = 0; twice < 2; ++twice)
+        refused(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+                [&] { return cuLaunchCooperativeKernel(f, 1, 1, 1, block, 1, 1, shared, nullptr, p); },
+                "60001 bytes over a 48 KiB limit");
+    assert_cu_ok(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 100 * 1024));
+    const int perSm = residentBlocks(f, (int)block, shared) / S.sms;
+    assert_true(perSm > 0);
+    for (int twice = 0; twice < 2; ++twice) {
+        auto log = launchedBy([&] {
+            assert_cu_ok(
+                cuLaunchCooperativeKernel(f, (unsigned)(perSm * S.sms), 1, 1, block, 1, 1, shared, nullptr, p));
+        });
+        assert_int_equal(log.size(), 1);
+        const uint64_t perBlock = q(log[0], nv::NVCBC0_QMDV04_00_SHARED_MEMORY_SIZE);
+        const uint32_t least = carveoutKiB(q(log[0], nv::NVCBC0_QMDV04_00_MIN_SM_CONFIG_SHARED_MEM_SIZE));
+        assert_true(least * 1024ull >= perBlock * (uint64_t)perSm);
+    }
+    // Another block size with the same shared memory: its own answer.
+    const int perSmWide = residentBlocks(f, 1024, shared) / S.sms;
+    assert_true(perSmWide > 0);
+    const unsigned wideGrid = (unsigned)(perSmWide * S.sms) + 1;
+    refused(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+            [&] { return cuLaunchCooperativeKernel(f, wideGrid, 1, 1, 1024, 1, 1, shared, nullptr, p); },
+            "one block more of 1024 threads");
+    assert_cu_ok(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 48 * 1024));
+    refused(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+            [&] { return cuLaunchCooperativeKernel(f, 1, 1, 1, block, 1, 1, shared, nullptr, p); },
+            "the limit lowered again");
+    assert_cu_ok(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, before));
+}
+
 // ------------------------------------------------------------------ launch attributes
 
 void test_ex_attributes(void**) {
@@ -1010,6 +1055,7 @@ int main(int argc, char** argv) {
         cmocka_unit_test(test_cooperative_workspace_bytes),
         cmocka_unit_test(test_cooperative_limits),
         cmocka_unit_test(test_shared_carveout_holds_occupancy),
+        cmocka_unit_test(test_launch_occupancy_follows_attributes),
         cmocka_unit_test(test_ex_attributes),
         cmocka_unit_test(test_ex_parameters_and_streams),
         cmocka_unit_test(test_attribute_events),
