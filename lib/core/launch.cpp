@@ -11,6 +11,7 @@
 #include "core/module.h"
 #include "core/occupancy.h"
 #include "core/stream.h"
+#include "core/thread_state.h"
 #include "hw/compute.h"
 
 namespace nvl::core {
@@ -66,9 +67,10 @@ Result<ParamSource> checkParams(const loader::Kernel& k, const LaunchRequest& r)
     return src;
 }
 
-// Writes the kernel's parameter block at 'out' (write-combined memory: each
-// byte once). The loader checked that every parameter lies inside the block
-// and sorted them; bytes no parameter covers are zero.
+// Writes the kernel's parameter block at 'out' (the launch image, or
+// write-combined memory: each byte once). The loader checked that every
+// parameter lies inside the block and sorted them; bytes no parameter
+// covers are zero.
 void writeParams(const loader::Kernel& k, const ParamSource& src, uint8_t* out) {
     size_t written = 0;
     if (src.buffer) {
@@ -186,6 +188,9 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
     g.gridId = nextGridId.fetch_add(1, std::memory_order_relaxed);
     hw::Channel& compute = st.computeChannel();
     const size_t lane = st.laneIndex();
+    // The thread's launch image: launches repeating the kernel and geometry
+    // of its previous one reuse most of it.
+    hw::Launch::Image& image = ThreadState<hw::Launch::Image>::get();
     return st.submitWithData(compute, hw::Launch::kPushDwords + hw::kInvalidateCachesDwords,
                              hw::Launch::dataBytes(d, launchState, g),
                              [&](hw::PushWriter& w, const hw::Channel::DataSlot& slot) {
@@ -193,10 +198,10 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
                                  // reserved: the first launch on this lane to reach the GPU
                                  // after new code was placed is the one that invalidates.
                                  if (ctx.takeCodeChanged(lane)) hw::invalidateShaderCaches(w);
-                                 const hw::Launch::Written out =
-                                     hw::Launch::write(slot, f.qmdTemplate(), d, g, launchState);
-                                 writeParams(k, params, out.params);
-                                 hw::Launch::push(w, out.qmdVa);
+                                 const uint64_t qmdVa =
+                                     hw::Launch::write(image, slot, f.qmdTemplate(), d, g, launchState,
+                                                       [&](uint8_t* out) { writeParams(k, params, out); });
+                                 hw::Launch::push(w, qmdVa);
                              },
                              nullptr,
                              launchState.qmd->hasRelease ? hw::Channel::Completion::ByFill

@@ -163,6 +163,8 @@ hw::KernelDescriptor describe(const loader::Kernel& k, uint64_t base, const hw::
     d.barriers = std::max<uint32_t>(k.numBarriers, 1);
     d.sharedWindowBytes = k.sharedWindowBytes;
     describeBank0(k, state, d);
+    static std::atomic<uint64_t> lastSerial{0};
+    d.serial = lastSerial.fetch_add(1, std::memory_order_relaxed) + 1;
     d.userConstantsVa = 0;
     for (const loader::ConstantBank& b : k.banks) {
         d.banks.push_back({b.bank, base + b.imageOffset, static_cast<uint32_t>(b.size)});

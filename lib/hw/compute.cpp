@@ -85,6 +85,19 @@ uint32_t reciprocalBits(uint32_t n) {
     std::memcpy(&bits, &r, sizeof bits);
     return bits;
 }
+// 1.0f: the reciprocal of a cluster dimension of 1.
+constexpr uint32_t kOneBits = 0x3f800000;
+
+// Write-combined memory takes whole 64-byte lines best: a line written in
+// full goes out as one write, a partial one as several.
+constexpr size_t kLineBytes = 64;
+// Copies 'bytes' (whole lines) to write-combined memory at 'dst', line after
+// line in address order, each byte once (a library memcpy may write the
+// last lines first and overlap them).
+void copyLines(uint8_t* dst, const uint8_t* src, size_t bytes) {
+    for (size_t off = 0; off < bytes; off += kLineBytes) std::memcpy(dst + off, src + off, kLineBytes);
+}
+
 // First parameter byte of constant bank 0 (what compilers emit; EIATTR_PARAM_CBANK).
 constexpr uint32_t kParamBaseSm90 = 0x210;
 constexpr uint32_t kParamBaseSm70 = 0x160;
@@ -168,23 +181,23 @@ Qmd Launch::makeTemplate(const KernelDescriptor& k, const ComputeState& s) {
     return q;
 }
 
-Launch::Written Launch::write(const Channel::DataSlot& slot, const Qmd& tmpl, const KernelDescriptor& k,
-                              const LaunchGeometry& g, const ComputeState& s) {
+void Launch::build(Image& img, const Qmd& tmpl, const KernelDescriptor& k, const LaunchGeometry& g,
+                   const ComputeState& s) {
     const QmdLayout& l = *s.qmd;
-    const size_t qmdOffset = alignUp(k.cbuf0Bytes, kQmdAlign);
-    const uint64_t workspaceVa = slot.va + qmdOffset + l.bytes;
     const bool cluster = g.cluster[0] != 0;
     const uint32_t clusterDim[3] = {cluster ? g.cluster[0] : 1, cluster ? g.cluster[1] : 1, cluster ? g.cluster[2] : 1};
 
-    // Constant bank 0 first (64-byte aligned: V04 takes its address >> 6),
-    // built here and written once (the slot is write-combined memory).
-    uint32_t driver[kCbufDriverAreaEnd / 4] = {};
-    auto put = [&driver](uint32_t offset, uint32_t v) { driver[offset / 4] = v; };
+    // Constant bank 0 first (64-byte aligned: V04 takes its address >> 6):
+    // the driver area, zeros up to the parameters (and after them, to the
+    // end of the bank's last line).
+    uint8_t* bank = img.bank;
+    std::memset(bank, 0, k.cbuf0Bytes <= kStagedBankBytes ? alignUp(k.cbuf0Bytes, kLineBytes) : kCbufDriverAreaEnd);
+    auto put = [bank](uint32_t offset, uint32_t v) { std::memcpy(bank + offset, &v, sizeof v); };
     for (uint32_t i = 0; i < 3; ++i) {
         put(kCbufBlockDim + 4 * i, g.block[i]);
         put(kCbufGridDim + 4 * i, g.grid[i]);
         put(kCbufClusterDim + 4 * i, clusterDim[i]);
-        put(kCbufClusterDimReciprocal + 4 * i, reciprocalBits(clusterDim[i]));
+        put(kCbufClusterDimReciprocal + 4 * i, cluster ? reciprocalBits(clusterDim[i]) : kOneBits);
         put(kCbufClusterCount + 4 * i, g.grid[i] / clusterDim[i]);
     }
     put(kCbufSharedWindow, lo32(s.sharedWindow));
@@ -193,8 +206,6 @@ Launch::Written Launch::write(const Channel::DataSlot& slot, const Qmd& tmpl, co
     put(kCbufLocalWindow + 4, hi32(s.localWindow));
     put(kCbufStackTop, kStackTop);
     put(kCbufDynamicShared, g.dynamicSharedBytes);
-    put(kCbufGridId, lo32(g.gridId));
-    put(kCbufGridId + 4, hi32(g.gridId));
     put(kCbufUserConstants, lo32(k.userConstantsVa));
     put(kCbufUserConstants + 4, hi32(k.userConstantsVa));
     put(kCbufSmCount, s.smCount);
@@ -205,23 +216,14 @@ Launch::Written Launch::write(const Channel::DataSlot& slot, const Qmd& tmpl, co
     put(kCbufSharedWindowBase + 4, hi32(s.sharedWindow));
     put(kCbufExplicitCluster, cluster ? 1 : 0);
     put(kCbufClusterSize, clusterDim[0] * clusterDim[1] * clusterDim[2]);
-    const uint64_t params = slot.va + k.paramBase, paramsEnd = slot.va + k.cbuf0Bytes;
-    put(kCbufParamsAddress, lo32(params));
-    put(kCbufParamsAddress + 4, hi32(params));
-    put(kCbufParamsEnd, lo32(paramsEnd));
-    put(kCbufParamsEnd + 4, hi32(paramsEnd));
-    if (g.cooperative) {
-        put(kCbufCooperative, 1);
-        put(kCbufGridWorkspaceHigh, hi32(workspaceVa));
-        put(kCbufGridWorkspaceLow, lo32(workspaceVa));
-    }
-    uint8_t* cbuf = slot.cpu;
-    const uint32_t driverBytes = std::min<uint32_t>(sizeof driver, k.paramBase);
-    std::memcpy(cbuf, driver, driverBytes);
-    std::memset(cbuf + driverBytes, 0, k.paramBase - driverBytes);
+    if (g.cooperative) put(kCbufCooperative, 1);
+    // Where the parameters start before the driver area's end (sm_7x/sm_8x),
+    // they own those bytes.
+    if (k.paramBase < kCbufDriverAreaEnd) std::memset(bank + k.paramBase, 0, kCbufDriverAreaEnd - k.paramBase);
 
     // Then the QMD, 256-byte aligned after it (SEND_PCAS_A takes its address >> 8).
-    Qmd q = tmpl;
+    Qmd& q = img.qmd;
+    q = tmpl;
     // A cluster launch (GRID_GPC_CGA) counts its grid in clusters: the GPU
     // runs GRID_WIDTH x GPC_CGA_WIDTH blocks across (the H200 ran twice the
     // blocks of an 8x3 grid of 2x1x1 clusters given the grid in blocks).
@@ -248,26 +250,85 @@ Launch::Written Launch::write(const Channel::DataSlot& slot, const Qmd& tmpl, co
     q.set(l.minSmConfig, smConfig(g.cooperative ? target : least));
     q.set(l.targetSmConfig, smConfig(target));
     q.set(l.localMemoryHighSize, s.localBytesPerThread);
-    q.set(l.cbufAddrLower(0), (slot.va >> l.cbufAddrShift) & 0xffffffffu);
-    q.set(l.cbufAddrUpper(0), slot.va >> (32 + l.cbufAddrShift));
     if (l.hasRelease) {
         // The grid itself moves the channel's timeline when it completes.
         q.set(l.releaseEnable, 1);
         q.set(l.releaseStructureSize, l.releaseStructureTwoWords);
         q.set(l.releasePayload64, 1);
+    }
+}
+
+uint8_t* Launch::stage(Image& img, const Channel::DataSlot& slot, const Qmd& tmpl, const KernelDescriptor& k,
+                       const LaunchGeometry& g, const ComputeState& s) {
+    const QmdLayout& l = *s.qmd;
+    const bool staged = k.cbuf0Bytes <= kStagedBankBytes;
+    Image::Key key;
+    key.serial = staged ? k.serial : 0;
+    for (int i = 0; i < 3; ++i) {
+        key.grid[i] = g.grid[i];
+        key.block[i] = g.block[i];
+        key.cluster[i] = g.cluster[i];
+    }
+    key.dynamicSharedBytes = g.dynamicSharedBytes;
+    key.blocksPerSm = g.blocksPerSm;
+    key.localBytesPerThread = s.localBytesPerThread;
+    key.cooperative = g.cooperative;
+    if (key.serial == 0 || !(key == img.key)) {
+        img.key = Image::Key{};  // not reusable while half built
+        build(img, tmpl, k, g, s);
+        img.key = key;
+    }
+
+    // What every launch changes: driver-area fields (those before the
+    // parameters) ...
+    uint8_t* bank = img.bank;
+    auto put = [bank, &k](uint32_t offset, uint32_t v) {
+        if (offset < k.paramBase) std::memcpy(bank + offset, &v, sizeof v);
+    };
+    put(kCbufGridId, lo32(g.gridId));
+    put(kCbufGridId + 4, hi32(g.gridId));
+    const uint64_t params = slot.va + k.paramBase, paramsEnd = slot.va + k.cbuf0Bytes;
+    put(kCbufParamsAddress, lo32(params));
+    put(kCbufParamsAddress + 4, hi32(params));
+    put(kCbufParamsEnd, lo32(paramsEnd));
+    put(kCbufParamsEnd + 4, hi32(paramsEnd));
+    if (g.cooperative) {
+        const uint64_t workspaceVa = slot.va + alignUp(k.cbuf0Bytes, kQmdAlign) + l.bytes;
+        put(kCbufGridWorkspaceHigh, hi32(workspaceVa));
+        put(kCbufGridWorkspaceLow, lo32(workspaceVa));
+    }
+    // ... and QMD fields: where constant bank 0 is, what the grid releases.
+    Qmd& q = img.qmd;
+    q.set(l.cbufAddrLower(0), (slot.va >> l.cbufAddrShift) & 0xffffffffu);
+    q.set(l.cbufAddrUpper(0), slot.va >> (32 + l.cbufAddrShift));
+    if (l.hasRelease) {
         q.set(l.releaseAddrLower, lo32(slot.timelineVa));
         q.set(l.releaseAddrUpper, hi32(slot.timelineVa));
         q.set(l.releasePayloadLower, lo32(slot.timelineValue));
         q.set(l.releasePayloadUpper, hi32(slot.timelineValue));
     }
-    q.copyTo(slot.cpu + qmdOffset, l.bytes);
+    if (staged) return bank + k.paramBase;
+    // A bank too large to stage: the driver area goes now, the parameters
+    // straight after it.
+    const uint32_t driverBytes = std::min(kCbufDriverAreaEnd, k.paramBase);
+    std::memcpy(slot.cpu, bank, driverBytes);
+    std::memset(slot.cpu + driverBytes, 0, k.paramBase - driverBytes);
+    return slot.cpu + k.paramBase;
+}
+
+uint64_t Launch::commit(const Image& img, const Channel::DataSlot& slot, const KernelDescriptor& k,
+                        const LaunchGeometry& g, const ComputeState& s) {
+    const QmdLayout& l = *s.qmd;
+    const size_t qmdOffset = alignUp(k.cbuf0Bytes, kQmdAlign);
+    if (k.cbuf0Bytes <= kStagedBankBytes) copyLines(slot.cpu, img.bank, alignUp(k.cbuf0Bytes, kLineBytes));
+    copyLines(slot.cpu + qmdOffset, img.qmd.bytes(), alignUp(l.bytes, kLineBytes));
     if (g.cooperative) {
         // A fresh barrier for every grid (its counter need not return to 0
         // when a grid stops early).
         const GridWorkspace ws{static_cast<uint32_t>(kGridWorkspaceBytes), 0};
         std::memcpy(slot.cpu + qmdOffset + l.bytes, &ws, sizeof ws);
     }
-    return {slot.va + qmdOffset, cbuf + k.paramBase};
+    return slot.va + qmdOffset;
 }
 
 void Launch::push(PushWriter& w, uint64_t qmdVa) {

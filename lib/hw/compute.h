@@ -35,6 +35,9 @@ struct KernelDescriptor {
     // The generic address of the program's __constant__ data (constant bank
     // 3), what cvta.const adds offsets to; 0 when the module has none.
     uint64_t userConstantsVa = 0;
+    // Unique to this description in the process (the core numbers them), so
+    // a launch image built for it can be reused (Launch::Image); 0: never.
+    uint64_t serial = 0;
 };
 
 struct LaunchGeometry {
@@ -85,19 +88,57 @@ public:
     // Bytes of data-ring space one launch of 'k' takes (with geometry 'g').
     static size_t dataBytes(const KernelDescriptor& k, const ComputeState& s);
     static size_t dataBytes(const KernelDescriptor& k, const ComputeState& s, const LaunchGeometry& g);
-    // Writes constant bank 0's driver area and the QMD into 'slot'; the
-    // caller writes the parameters at 'params'.
-    struct Written {
-        uint64_t qmdVa;
-        uint8_t* params;  // slot.cpu + k.paramBase
+    // Writes constant bank 0 (the driver area, then the parameters
+    // 'params(out)' writes at 'out': the block's k.cbuf0Bytes - k.paramBase
+    // bytes, every one) and the QMD into 'slot'; returns the QMD's address.
+    // The slot is write-combined memory: both are built in a local staging
+    // copy first (the parameters too, unless constant bank 0 is larger than
+    // it) and go to the slot in whole 64-byte lines, in address order, each
+    // byte once.
+    // 'img' holds that copy; it is kept between launches (one per thread):
+    // a launch of the kernel (KernelDescriptor::serial), geometry and local
+    // memory it was last built for only patches the fields every launch
+    // changes (%gridid, the addresses in the slot, the release payload).
+    class Image {
+        friend class Launch;
+        // What the image was built for.
+        struct Key {
+            uint64_t serial = 0;  // 0: nothing reusable
+            uint32_t grid[3] = {}, block[3] = {}, cluster[3] = {};
+            uint32_t dynamicSharedBytes = 0, blocksPerSm = 0, localBytesPerThread = 0;
+            bool cooperative = false;
+            bool operator==(const Key&) const = default;
+        };
+        alignas(64) uint8_t bank[4096];
+        alignas(64) Qmd qmd;
+        Key key;
     };
-    static Written write(const Channel::DataSlot& slot, const Qmd& tmpl, const KernelDescriptor& k,
-                         const LaunchGeometry& g, const ComputeState& s);
+    template <class Params>
+    static uint64_t write(Image& img, const Channel::DataSlot& slot, const Qmd& tmpl, const KernelDescriptor& k,
+                          const LaunchGeometry& g, const ComputeState& s, Params&& params) {
+        params(stage(img, slot, tmpl, k, g, s));
+        return commit(img, slot, k, g, s);
+    }
     // The methods that start it.
     static constexpr size_t kPushDwords = 2 * PushWriter::dwordsFor(1);
     static void push(PushWriter& w, uint64_t qmdVa);
     // Shared memory a block gets (the static window + dynamic).
     static uint32_t sharedBytes(const KernelDescriptor& k, uint32_t dynamicSharedBytes);
+
+private:
+    // Constant bank 0 of up to this many bytes is staged whole (the
+    // parameters of almost every kernel: up to 3.5 KiB on sm_90).
+    static constexpr uint32_t kStagedBankBytes = sizeof(Image::bank);
+    // Builds (or patches) the driver area and the QMD in 'img'; returns
+    // where the parameters go (in 'img', else in the slot).
+    static uint8_t* stage(Image& img, const Channel::DataSlot& slot, const Qmd& tmpl, const KernelDescriptor& k,
+                          const LaunchGeometry& g, const ComputeState& s);
+    // What stays the same between launches of one kernel and geometry.
+    static void build(Image& img, const Qmd& tmpl, const KernelDescriptor& k, const LaunchGeometry& g,
+                      const ComputeState& s);
+    // Copies what 'img' holds to the slot.
+    static uint64_t commit(const Image& img, const Channel::DataSlot& slot, const KernelDescriptor& k,
+                           const LaunchGeometry& g, const ComputeState& s);
 };
 
 // Methods that make the compute engine see new code, constants and data.

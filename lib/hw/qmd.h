@@ -197,7 +197,7 @@ public:
             left -= n;
         }
     }
-    void copyTo(void* dst, size_t bytes) const { std::memcpy(dst, w_.data(), bytes); }
+    const uint8_t* bytes() const { return reinterpret_cast<const uint8_t*>(w_.data()); }
 
 private:
     std::array<uint32_t, kMaxBytes / 4> w_{};

@@ -99,12 +99,13 @@ uint64_t submitLaunch(hw::Channel& ch, uint64_t programVa) {
     k.cbuf0Bytes = 0x220;
     const hw::ComputeState s;
     const hw::Qmd tmpl = hw::Launch::makeTemplate(k, s);
+    hw::Launch::Image image;
     const hw::LaunchGeometry g{{4, 1, 1}, {128, 1, 1}, 0};
     auto v = ch.submitWithData(hw::Launch::kPushDwords, hw::Launch::dataBytes(k, s),
                                [&](hw::PushWriter& w, const hw::Channel::DataSlot& slot) {
-                                   const hw::Launch::Written wr = hw::Launch::write(slot, tmpl, k, g, s);
-                                   memset(wr.params, 0, k.cbuf0Bytes - k.paramBase);
-                                   hw::Launch::push(w, wr.qmdVa);
+                                   const uint64_t qmdVa = hw::Launch::write(
+                                       image, slot, tmpl, k, g, s, [&](uint8_t* p) { memset(p, 0, k.cbuf0Bytes - k.paramBase); });
+                                   hw::Launch::push(w, qmdVa);
                                });
     assert_true(v.ok());
     return *v;

@@ -173,8 +173,7 @@ void test_qmd_set_must_fit(void**) {
     hw::Qmd q;
     q.set(nv::NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION0, 0xffff);  // 16 bits: fits
     q.set(nv::NVCBC0_QMDV04_00_GRID_WIDTH, 0xffffffffu);
-    uint8_t image[nv::NVCBC0_QMDV04_00_SIZE_BYTES];
-    q.copyTo(image, sizeof image);
+    const uint8_t* image = q.bytes();
     assert_int_equal(nv::qmdGet(image, nv::NVCBC0_QMDV04_00_CTA_THREAD_DIMENSION0), 0xffff);
     assert_int_equal(nv::qmdGet(image, nv::NVCBC0_QMDV04_00_GRID_WIDTH), 0xffffffffu);
     expectAssertion("Qmd::set of a value wider than the field", [] {

@@ -251,11 +251,16 @@ void test_qmd_versions_place_fields(void**) {
         s.smVersion = layout == &hw::kQmdV04 ? 0x90 : 0x86;
         s.maxSmSharedKiB = layout == &hw::kQmdV04 ? 228 : 100;
         std::vector<uint8_t> slot(hw::Launch::dataBytes(k, s), 0xee);
+        hw::Launch::Image image;
         const uint64_t slotVa = 0x1000200000ull;
-        const hw::Launch::Written out =
-            hw::Launch::write({slot.data(), slotVa}, hw::Launch::makeTemplate(k, s), k, g, s);
-        const uint64_t qmdVa = out.qmdVa;
-        assert_ptr_equal(out.params, slot.data() + 0x210);
+        // The parameters (24 bytes of a fixed pattern) land right after the driver area.
+        uint8_t params[24];
+        for (size_t i = 0; i < sizeof params; ++i) params[i] = static_cast<uint8_t>(0x3b + 29 * i);
+        const uint64_t qmdVa = hw::Launch::write(image, {slot.data(), slotVa}, hw::Launch::makeTemplate(k, s), k, g, s,
+                                                 [&](uint8_t* p) { memcpy(p, params, sizeof params); });
+        assert_memory_equal(slot.data() + 0x210, params, sizeof params);
+        // The driver area's bytes no field uses are zero (written once).
+        for (size_t i = 0x1a8; i < 0x210; ++i) assert_int_equal(slot[i], 0);
         assert_int_equal(qmdVa % 256, 0);
         std::vector<uint8_t> q(slot.begin() + static_cast<long>(qmdVa - slotVa), slot.end());
         assert_int_equal(q.size(), layout->bytes);
@@ -297,6 +302,98 @@ void test_qmd_versions_place_fields(void**) {
 // waited for, or now and then on its own: a range handed out never overlaps
 // one still in flight. (A wrap used to check only the oldest use, which can
 // sit in the skipped tail while newer ones occupy the start.)
+// A launch image kept between launches (one per thread in the library)
+// writes the bytes a fresh one writes, whatever it was last built for: the
+// same kernel and geometry again (only the per-launch fields change), a
+// cooperative launch, another geometry, cluster or local-memory size,
+// another kernel, an sm_8x driver area the parameters overlap, a kernel
+// without a serial (never reused) and a constant bank too large to stage.
+void test_launch_image_reuse(void**) {
+    std::mt19937 rng(0x1a0c4);
+    hw::KernelDescriptor a;
+    a.programVa = 0x1234567800ull;
+    a.programBytes = 0x1200;
+    a.registers = 40;
+    a.sharedWindowBytes = 1024 + 2048;
+    a.paramBase = 0x210;
+    a.cbuf0Bytes = 0x210 + 28;
+    a.banks.push_back({3, 0x1000a00000ull, 200});
+    a.userConstantsVa = 0x1000a00000ull;
+    a.serial = 11;
+    hw::KernelDescriptor b = a;
+    b.programVa = 0x1234599900ull;
+    b.cbuf0Bytes = 0x210 + 300;
+    b.serial = 12;
+    hw::KernelDescriptor old = a;  // sm_8x: parameters at 0x160, inside the sm_90 driver area
+    old.paramBase = 0x160;
+    old.cbuf0Bytes = 0x160 + 76;
+    old.serial = 13;
+    hw::KernelDescriptor unnumbered = a;
+    unnumbered.serial = 0;
+    hw::KernelDescriptor large = a;  // constant bank 0 over the staged 4 KiB
+    large.cbuf0Bytes = 0x210 + 5000;
+    large.serial = 14;
+    hw::ComputeState s90;
+    s90.sharedWindow = 0x7f0000000000ull;
+    s90.localWindow = 0x7e0000000000ull;
+    s90.smCount = 132;
+    s90.localBytesPerThread = 0x260;
+    hw::ComputeState s86 = s90;
+    s86.qmd = &hw::kQmdV03;
+    s86.smVersion = 0x86;
+    s86.maxSmSharedKiB = 100;
+    hw::LaunchGeometry g1{{70000, 3, 5}, {128, 2, 4}, 4096};
+    hw::LaunchGeometry g2{{9, 1, 1}, {96, 1, 1}, 5003};
+    hw::LaunchGeometry coop = g2;
+    coop.cooperative = true;
+    hw::LaunchGeometry clustered{{8, 6, 1}, {64, 1, 1}, 0};
+    clustered.cluster[0] = 2;
+    clustered.cluster[1] = 3;
+    clustered.cluster[2] = 1;
+    hw::LaunchGeometry moreShared = g1;
+    moreShared.dynamicSharedBytes = 4100;
+    hw::LaunchGeometry packed = g1;
+    packed.blocksPerSm = 4;
+    struct Case {
+        const hw::KernelDescriptor* k;
+        const hw::LaunchGeometry* g;
+        const hw::ComputeState* s;
+        uint32_t local;
+    } cases[] = {{&a, &g1, &s90, 0x260},  {&a, &g1, &s90, 0x260},  {&a, &moreShared, &s90, 0x260},
+                 {&a, &coop, &s90, 0x260}, {&a, &coop, &s90, 0x260}, {&a, &g2, &s90, 0x260},
+                 {&a, &g1, &s90, 0x260},  {&a, &g1, &s90, 0x4a0},  {&a, &packed, &s90, 0x4a0},
+                 {&a, &clustered, &s90, 0x4a0}, {&b, &packed, &s90, 0x4a0}, {&b, &packed, &s90, 0x4a0},
+                 {&old, &g2, &s86, 0x260},
+                 {&old, &g2, &s86, 0x260}, {&a, &g2, &s90, 0x260}, {&unnumbered, &g2, &s90, 0x260},
+                 {&a, &g2, &s90, 0x260},  {&large, &g1, &s90, 0x260}, {&large, &g1, &s90, 0x260},
+                 {&a, &g1, &s90, 0x260}};
+    hw::Launch::Image kept;
+    for (const Case& c : cases) {
+        hw::ComputeState s = *c.s;
+        s.localBytesPerThread = c.local;
+        hw::LaunchGeometry g = *c.g;
+        g.gridId = rng();
+        const hw::KernelDescriptor& k = *c.k;
+        const hw::Qmd tmpl = hw::Launch::makeTemplate(k, s);
+        const size_t bytes = hw::Launch::dataBytes(k, s, g);
+        const uint64_t slotVa = 0x1000200000ull + 0x100ull * (rng() % 4096);
+        const uint64_t timelineVa = 0x7f1000000000ull + 8 * (rng() % 512);
+        const uint64_t timelineValue = (static_cast<uint64_t>(rng()) << 20) | rng();
+        std::vector<uint8_t> params(k.cbuf0Bytes - k.paramBase);
+        for (uint8_t& p : params) p = static_cast<uint8_t>(rng());
+        auto fill = [&](uint8_t* out) { memcpy(out, params.data(), params.size()); };
+        std::vector<uint8_t> viaKept(bytes, 0xee), viaFresh(bytes, 0xee);
+        const uint64_t qmdKept = hw::Launch::write(kept, {viaKept.data(), slotVa, timelineVa, timelineValue}, tmpl, k, g,
+                                                   s, fill);
+        hw::Launch::Image fresh;
+        const uint64_t qmdFresh = hw::Launch::write(fresh, {viaFresh.data(), slotVa, timelineVa, timelineValue}, tmpl,
+                                                    k, g, s, fill);
+        assert_int_equal(qmdKept, qmdFresh);
+        assert_memory_equal(viaKept.data(), viaFresh.data(), bytes);
+        assert_memory_equal(viaKept.data() + k.paramBase, params.data(), params.size());
+    }
+}
+
 void test_ring_space_never_hands_out_busy_space(void**) {
     struct Busy {
         size_t begin, end;
@@ -347,6 +444,7 @@ int main() {
         cmocka_unit_test(test_copy_splits_large_copies),
         cmocka_unit_test(test_fill_uses_remap_with_element_size),
         cmocka_unit_test(test_qmd_versions_place_fields),
+        cmocka_unit_test(test_launch_image_reuse),
         cmocka_unit_test(test_ring_space_never_hands_out_busy_space),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);

@@ -467,9 +467,11 @@ void test_cooperative_workspace_bytes(void**) {
     const size_t bytes = hw::Launch::dataBytes(k, s, g);
     assert_true(bytes >= hw::Launch::dataBytes(k, s) + 8);
     std::vector<uint8_t> slot(bytes, 0xee);
+    hw::Launch::Image image;
     const uint64_t slotVa = 0x7f0000200000ull;
-    hw::Launch::Written w = hw::Launch::write({slot.data(), slotVa}, hw::Launch::makeTemplate(k, s), k, g, s);
-    const size_t wsOffset = w.qmdVa - slotVa + nv::NVCBC0_QMDV04_00_SIZE_BYTES;
+    const uint64_t qmdVa = hw::Launch::write(image, {slot.data(), slotVa}, hw::Launch::makeTemplate(k, s), k, g, s,
+                                             [](uint8_t* p) { memset(p, 0x5a, 8); });
+    const size_t wsOffset = qmdVa - slotVa + nv::NVCBC0_QMDV04_00_SIZE_BYTES;
     uint32_t ws[2];
     memcpy(ws, slot.data() + wsOffset, sizeof ws);
     assert_int_equal(ws[0], 16);  // wsSize: libcuda 580's 16 bytes

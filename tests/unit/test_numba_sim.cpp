@@ -144,13 +144,16 @@ void test_user_constants_slot_written(void**) {
     hw::ComputeState s;
     hw::LaunchGeometry g{{3, 1, 1}, {33, 1, 1}, 0};
     std::vector<uint8_t> slot(hw::Launch::dataBytes(k, s, g), 0xee);
-    hw::Launch::write({slot.data(), 0x7f0000200000ull}, hw::Launch::makeTemplate(k, s), k, g, s);
+    hw::Launch::Image image;
+    hw::Launch::write(image, {slot.data(), 0x7f0000200000ull}, hw::Launch::makeTemplate(k, s), k, g, s,
+                      [](uint8_t* p) { memset(p, 0x5a, 8); });
     uint64_t v;
     memcpy(&v, slot.data() + kCbufUserConstants, 8);
     assert_int_equal(v, 0x7f0123456780ull);
     k.userConstantsVa = 0;
     std::fill(slot.begin(), slot.end(), 0xee);
-    hw::Launch::write({slot.data(), 0x7f0000200000ull}, hw::Launch::makeTemplate(k, s), k, g, s);
+    hw::Launch::write(image, {slot.data(), 0x7f0000200000ull}, hw::Launch::makeTemplate(k, s), k, g, s,
+                      [](uint8_t* p) { memset(p, 0x5a, 8); });
     memcpy(&v, slot.data() + kCbufUserConstants, 8);
     assert_int_equal(v, 0);
 }
