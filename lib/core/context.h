@@ -142,6 +142,8 @@ public:
     // a note that new code was placed (caches must be invalidated before the
     // next launch on every lane), and local memory grown on demand.
     hw::ComputeState computeState() const;
+    // Its local memory per thread alone (what SET_SHADER_LOCAL_MEMORY provides).
+    uint32_t localBytesPerThread() const { return localBytesPerThread_.load(std::memory_order_acquire); }
     void noteNewCode() { codeGeneration_.fetch_add(1, std::memory_order_acq_rel); }
     // Whether a launch on 'lane' must invalidate the shader caches first (once per new code).
     bool takeCodeChanged(size_t lane) {

@@ -143,7 +143,7 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
     if (k.requiredBlock[0] &&
         (r.block[0] != k.requiredBlock[0] || r.block[1] != k.requiredBlock[1] || r.block[2] != k.requiredBlock[2]))
         return CUDA_ERROR_INVALID_VALUE;
-    const hw::ComputeState state = ctx.computeState();
+    hw::ComputeState state = ctx.computeState();
     // What the occupancy calculator lets an SM hold: the launch's shared-memory
     // carveout is sized for it.
     NVL_ASSIGN_OR_RETURN(const int perSm, launchBlocksPerSm(f, static_cast<int>(threads), r.sharedMemBytes));
@@ -177,7 +177,9 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
     if (k.devrtUses) ctx.devrt().noteLaunch(k.devrtUses);  // the FIFO / heap limits are fixed from now on
 
     const hw::KernelDescriptor& d = f.descriptor();
-    const hw::ComputeState launchState = ctx.computeState();
+    // The local memory this launch runs with: what ensureLocalMemory provided.
+    state.localBytesPerThread = ctx.localBytesPerThread();
+    const hw::ComputeState& launchState = state;
     // A block never gets more than the SM has (an image may claim more static
     // shared memory than that: it cannot run).
     if (hw::Launch::sharedBytes(d, r.sharedMemBytes) > launchState.maxSmSharedKiB * 1024) return CUDA_ERROR_INVALID_VALUE;
