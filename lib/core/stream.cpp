@@ -26,11 +26,11 @@ void Dependencies::add(Point p) {
     if (count_ < kMax) points_[count_++] = p;
 }
 
-void Dependencies::prune(const hw::Channel& ch) {
-    size_t kept = 0;
+uint32_t Dependencies::open(const hw::Channel& ch) const {
+    uint32_t mask = 0;
     for (size_t i = 0; i < count_; ++i)
-        if (points_[i].channel != &ch && !points_[i].done()) points_[kept++] = points_[i];
-    count_ = kept;
+        if (points_[i].channel != &ch && !points_[i].done()) mask |= uint32_t{1} << i;
+    return mask;
 }
 
 void Dependencies::pruneDone() {

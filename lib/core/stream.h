@@ -12,6 +12,7 @@
 // wait for nothing but themselves (and the events they are told to).
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -40,8 +41,10 @@ struct Point {
 class Dependencies {
 public:
     void add(Point p);
-    // Drops the points already reached and those on 'ch' (its own order covers them).
-    void prune(const hw::Channel& ch);
+    // The points to wait for before work on 'ch' (bit i: the i-th point):
+    // those not reached and not on 'ch' (its own order covers them).
+    uint32_t open(const hw::Channel& ch) const;
+    const Point& operator[](size_t i) const { return points_[i]; }
     // Drops the points already reached.
     void pruneDone();
     // Adds every point of 'other'.
@@ -59,6 +62,7 @@ public:
 private:
     // At most one point per channel: two channels per lane.
     static constexpr size_t kMax = 2 * kMaxLanes;
+    static_assert(kMax <= 32, "open() answers in 32 bits");
     Point points_[kMax];
     size_t count_ = 0;
 };
@@ -112,16 +116,18 @@ public:
         collect(deps, extra);
         if (extraSet) deps.merge(*extraSet);
         if (waited) *waited = deps;
-        const Dependencies before = deps;
-        deps.prune(ch);
+        const uint32_t open = deps.open(ch);
         NVL_ASSIGN_OR_RETURN(uint64_t value,
-                             ch.submitWithData(dwords + deps.size() * hw::Channel::kWaitDwords, dataBytes,
+                             ch.submitWithData(dwords + std::popcount(open) * hw::Channel::kWaitDwords, dataBytes,
                                                [&](hw::PushWriter& w, const hw::Channel::DataSlot& slot) {
-                                                   for (const Point& p : deps) p.channel->writeWait(w, p.value);
+                                                   for (uint32_t m = open; m; m &= m - 1) {
+                                                       const Point& p = deps[std::countr_zero(m)];
+                                                       p.channel->writeWait(w, p.value);
+                                                   }
                                                    fill(w, slot);
                                                },
                                                completion));
-        setLast({&ch, value}, before);
+        setLast({&ch, value}, deps);
         NVL_TRY(afterSubmit(ch, value));
         return value;
     }
