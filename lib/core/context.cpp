@@ -135,6 +135,8 @@ bool Context::deactivate() {
         events.swap(events_);
         modules.swap(modules_);
         retired_.clear();
+        blockingStreams_ = 0;
+        publishImplicitSourcesLocked();
     }
     for (auto& [p, st] : streams) {
         st->retire();
@@ -245,6 +247,8 @@ Result<Stream*> Context::createStream(unsigned flags, int priority) {
     {
         std::lock_guard lock(streamsMutex_);
         streams_[raw] = st;
+        if (kind == Stream::Kind::Blocking) ++blockingStreams_;
+        publishImplicitSourcesLocked();
     }
     HandleRegistry<Stream>::get().add(std::move(st));
     return raw;
@@ -256,21 +260,31 @@ bool Context::destroyStream(Stream* s) {
     // No submission after this one; what it submitted before still runs.
     const Point last = s->retire();
     std::lock_guard lock(streamsMutex_);
-    streams_.erase(s);
+    if (streams_.erase(s) && s->kind() == Stream::Kind::Blocking) --blockingStreams_;
     // The legacy stream still follows a blocking stream's unfinished work.
     if (s->kind() == Stream::Kind::Blocking && !last.done()) {
         retired_.pruneDone();
         retired_.add(last);
     }
+    publishImplicitSourcesLocked();
     return true;
 }
 
+void Context::publishImplicitSourcesLocked() {
+    implicitSources_.store(blockingStreams_ + retired_.size(), std::memory_order_release);
+}
+
 void Context::addBlockingStreamPoints(Dependencies& deps) {
+    // None (the common case): no lock. A blocking stream created, or
+    // destroyed with work left, before this call (in this thread, or one it
+    // synchronised with) is seen here.
+    if (implicitSources_.load(std::memory_order_acquire) == 0) return;
     std::lock_guard lock(streamsMutex_);
     for (const auto& [p, st] : streams_)
         if (st->kind() == Stream::Kind::Blocking) deps.add(st->last());
     retired_.pruneDone();
     for (const Point& p : retired_) deps.add(p);
+    publishImplicitSourcesLocked();
 }
 
 void Context::addEvent(std::shared_ptr<Event> e) {

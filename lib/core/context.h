@@ -234,6 +234,11 @@ private:
     // The unfinished work of destroyed blocking streams: the legacy stream
     // still follows it.
     Dependencies retired_;
+    // Blocking streams in streams_, and those plus retired_'s points as the
+    // legacy stream's submissions read them without the lock.
+    size_t blockingStreams_ = 0;
+    std::atomic<size_t> implicitSources_{0};
+    void publishImplicitSourcesLocked();
     std::unordered_map<const Event*, std::shared_ptr<Event>> events_;
     std::unordered_map<const Module*, std::shared_ptr<Module>> modules_;
 
