@@ -68,6 +68,11 @@ void CallScope::keep(std::shared_ptr<const void> ref) {
 bool CallScope::use(Gate& gate) {
     Holds& h = threadHolds();
     if (h.depth == 0) return gate.isOpen();
+    // A gate the call already passed (a launch: the context, for its stream
+    // and again for its function's module) is not entered twice: the pass
+    // held keeps the object; the answer is the one enter() would give.
+    for (const Gate* g : h.passes)
+        if (g == &gate) return gate.isOpen();
     if (!gate.enter()) return false;
     h.passes.push_back(&gate);
     return true;
