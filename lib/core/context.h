@@ -148,6 +148,9 @@ public:
     // Whether a launch on 'lane' must invalidate the shader caches first (once per new code).
     bool takeCodeChanged(size_t lane) {
         const uint64_t g = codeGeneration_.load(std::memory_order_acquire);
+        // Seen already (every launch but the first after new code): no
+        // read-modify-write.
+        if (laneCodeSeen_[lane].load(std::memory_order_acquire) == g) return false;
         return laneCodeSeen_[lane].exchange(g, std::memory_order_acq_rel) != g;
     }
     // Makes every thread of a launch able to use 'bytesPerThread' of local
