@@ -56,8 +56,8 @@ uint64_t Stream::newId() {
     return last.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
-void Stream::collect(Dependencies& deps, const Point* extra) const {
-    deps.add(last());
+void Stream::collect(Dependencies& deps, const Point* extra, bool submitting) const {
+    deps.add(submitting ? last_ : last());
     if (kind_ == Kind::Legacy) ctx_.addBlockingStreamPoints(deps);
     else if (kind_ == Kind::Blocking) deps.add(ctx_.nullStream().last());
     if (extra) deps.add(*extra);

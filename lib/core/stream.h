@@ -113,7 +113,7 @@ public:
         std::lock_guard lock(submitMutex_);
         if (retired_) return CUDA_ERROR_INVALID_HANDLE;  // destroyed while this call ran
         Dependencies deps;
-        collect(deps, extra);
+        collect(deps, extra, true);
         if (extraSet) deps.merge(*extraSet);
         if (waited) *waited = deps;
         const uint32_t open = deps.open(ch);
@@ -203,7 +203,9 @@ public:
 
 private:
     static uint64_t newId();
-    void collect(Dependencies& deps, const Point* extra) const;
+    // 'submitting': under submitMutex_, where last_ is read without
+    // pointMutex_ (every write of it holds submitMutex_ too).
+    void collect(Dependencies& deps, const Point* extra, bool submitting = false) const;
     // CUDA_LAUNCH_BLOCKING=1: every submission returns once it is done
     // (and what its kernel printed is out).
     Status afterSubmit(hw::Channel& ch, uint64_t value) const;
