@@ -120,7 +120,7 @@ public:
                                                    for (const Point& p : deps) p.channel->writeWait(w, p.value);
                                                    fill(w, slot);
                                                },
-                                               completion));
+                                               completion, deps.size() > 0));
         setLast({&ch, value}, before);
         NVL_TRY(afterSubmit(ch, value));
         return value;
