@@ -31,19 +31,23 @@ class Stream;
 namespace builtin {
 
 // Work from these sizes on goes to a kernel; below them the copy engine is
-// faster. From bench_perf copy's crossover rows (H200, 2026-12-01 22:56, 200
-// operations back to back on one stream, us per operation):
-//   size              64K   256K   1M     4M
-//   D2D, copy engine  2.42  4.82   13.1   46.3   (~1.6 us + 11-13 us per MiB)
-//   D2D, kernel       8.46  8.59   8.73   8.96
-//   D32, copy engine  1.92  3.85   11.6   42.5   (~1.3 us + 10 us per MiB)
-//   D32, kernel       4.47  4.76   6.37   8.71
-// Interpolated, the lines cross near 610 KiB for copies and 370 KiB for
-// fills: 640 KiB and 384 KiB. (The kernel copy's ~8.5 us floor was 4 us
-// above the kernel fill's; if a later run shows it gone, the copy threshold
-// falls to about 256 KiB. bench_perf's 128 KiB/512 KiB/2 MiB rows pin both.)
-inline constexpr uint64_t kDefaultCopyMinBytes = uint64_t{640} << 10;
-inline constexpr uint64_t kDefaultFillMinBytes = uint64_t{384} << 10;
+// faster. From bench_perf copy's crossover rows (H200, 2026-12-02 04:00,
+// launch order 'auto', 'flat' kernels, 200 operations back to back on one
+// stream, us per operation, medians of 3 rounds; the kernel rows with both
+// thresholds at 0):
+//   size              4K    64K   128K  256K  1M    4M
+//   D2D, copy engine  1.61  2.42  3.20  4.80  (13.1  46.3 on 2026-12-01)
+//   D2D, kernel       1.97  2.21  2.28  2.29  2.38  2.97
+//   D32, copy engine  1.36  1.91  2.56  3.85  (11.6  42.5)
+//   D32, kernel       1.86  1.95  1.97  1.99  2.06  2.63
+// The copy lines cross near 40 KiB (the kernel wins at 64 KiB), the fill
+// lines at about 68 KiB (64 KiB is a tie, 128 KiB the kernel's): 64 KiB and
+// 96 KiB. (Before the launch order 'auto' every kernel paid ~8 us here, and
+// the thresholds were 640 KiB and 384 KiB.) A kernel between kernels also
+// spares a change of channel: an empty kernel and a 64 KiB copy alternating
+// took 7.31 us per pair with the copy on the copy engine, 3.48 as a kernel.
+inline constexpr uint64_t kDefaultCopyMinBytes = uint64_t{64} << 10;
+inline constexpr uint64_t kDefaultFillMinBytes = uint64_t{96} << 10;
 
 // How 1-D work is launched (NVLITE_BUILTIN_VARIANT=<name>).
 struct Variant {
@@ -53,13 +57,17 @@ struct Variant {
     bool stream;       // streaming cache hints for work larger than the L2
     bool line;         // the line kernels (else the 2-D/3-D kernel)
 };
+// The first is the default: "flat" was the fastest on the H200 (2026-12-02,
+// bench_perf copy, 3 rounds, medians; libcuda = 1.00): D2D 1 GiB 0.97 (vec
+// 0.90), 64 MiB 1.03 (vec 1.01, both with the launch order 'auto'), memset
+// 1 GiB 1.02 (vec 0.94).
 inline constexpr Variant kVariants[] = {
-    {"vec", 256, true, false, true},       // the default
+    {"flat", 256, false, false, true},
+    {"vec", 256, true, false, true},
     {"stream", 256, true, true, true},
     {"vec512", 512, true, false, true},
     {"vec1024", 1024, true, false, true},
     {"stream512", 512, true, true, true},
-    {"flat", 256, false, false, true},
     {"flatstream", 256, false, true, true},
     {"box", 256, true, false, false},
 };

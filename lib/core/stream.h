@@ -126,7 +126,7 @@ public:
                                                    }
                                                    fill(w, slot);
                                                },
-                                               completion));
+                                               completion, open != 0));
         setLast({&ch, value}, deps);
         NVL_TRY(afterSubmit(ch, value));
         return value;

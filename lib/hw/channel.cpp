@@ -125,7 +125,7 @@ Channel::~Channel() {
     if (uvmChannelVa_) gpu_.vaSpace().free(uvmChannelVa_, kUvmChannelVaSize);
 }
 
-Result<Channel::Reserved> Channel::beginLocked(size_t dwords, size_t dataBytes) {
+Result<Channel::Reserved> Channel::beginLocked(size_t dwords, size_t dataBytes, bool waitsOnOthers) {
     auto done = [this](uint64_t v) { return isDone(v); };
     auto waitFor = [this](uint64_t v) { return wait(v); };
     Reserved r;
@@ -144,29 +144,68 @@ Result<Channel::Reserved> Channel::beginLocked(size_t dwords, size_t dataBytes) 
     const uint64_t previous = lastSubmitted_.load(std::memory_order_relaxed);
     r.data.timelineVa = semaphoreVa();
     r.data.timelineValue = previous + 1;
+    releaseAfterIdle_ = false;
     // Launches do not wait for each other on the GPU: keep the channel's order
     // (and its timeline's) by waiting for the previous submission first.
-    if (orderedByAcquire_ && !isDone(previous)) {
-        switch (launchOrder()) {
-        case LaunchOrder::Acquire: writeWait(r.writer, previous); break;
-        case LaunchOrder::AcquireSpin: writeAcquire(r.writer, semaphoreVa(), previous, false); break;
-        case LaunchOrder::WaitForIdle: r.writer.inc(nv::NVCBC0_WAIT_FOR_IDLE(0)); break;
-        case LaunchOrder::HostWaitForIdle:
-            r.writer.inc(nv::NVC86F_WFI(nv::NVC86F_WFI_SCOPE.value(nv::NVC86F_WFI_SCOPE_CURRENT_VEID)));
-            break;
-        case LaunchOrder::Unordered: break;
-        }
-    }
+    if (orderedByAcquire_ && !isDone(previous)) writeOrder(r.writer, previous, waitsOnOthers);
     return r;
 }
 
+void Channel::writeOrder(PushWriter& w, uint64_t previous, bool waitsOnOthers) {
+    LaunchOrder order = launchOrder();
+    if (order == LaunchOrder::Auto) {
+        // The engine's wait-for-idle is the cheapest order (no memory round
+        // trip) but waits for every grid of the TSG: only when this channel's
+        // are the only ones in flight. Before waits for other channels it
+        // made the H200 slower than an acquire (a kernel and a copy
+        // alternating on one stream: 13.4 us per pair instead of 7.3).
+        const bool alone = !waitsOnOthers && peers_ && !peers_->othersBusy(*this);
+        order = alone ? LaunchOrder::WaitForIdle : LaunchOrder::Acquire;
+    }
+    switch (order) {
+    case LaunchOrder::Auto:  // resolved above
+    case LaunchOrder::Acquire: writeWait(w, previous); break;
+    case LaunchOrder::AcquireSpin: writeAcquire(w, semaphoreVa(), previous, false); break;
+    case LaunchOrder::WaitForIdle:
+        w.inc(nv::NVCBC0_WAIT_FOR_IDLE(0));
+        releaseAfterIdle_ = true;
+        break;
+    case LaunchOrder::HostWaitForIdle:
+        w.inc(nv::NVC86F_WFI(nv::NVC86F_WFI_SCOPE.value(nv::NVC86F_WFI_SCOPE_CURRENT_VEID)));
+        releaseAfterIdle_ = true;
+        break;
+    case LaunchOrder::Unordered: releaseAfterIdle_ = true; break;
+    }
+}
+
+void ComputePeers::add(Channel& ch) {
+    const size_t i = used_.fetch_add(1, std::memory_order_acq_rel);
+    if (i >= kMaxChannels) {
+        overflow_.store(true, std::memory_order_release);
+    } else {
+        members_[i].store(&ch, std::memory_order_release);
+    }
+    ch.setPeers(this);
+}
+
+bool ComputePeers::othersBusy(const Channel& self) const {
+    if (overflow_.load(std::memory_order_acquire)) return true;
+    const size_t n = std::min(used_.load(std::memory_order_acquire), kMaxChannels);
+    for (size_t i = 0; i < n; ++i) {
+        const Channel* ch = members_[i].load(std::memory_order_acquire);
+        if (ch && ch != &self && !ch->isDone(ch->lastSubmitted())) return true;
+    }
+    return false;
+}
+
 Channel::LaunchOrder Channel::parseLaunchOrder(const char* v) {
-    if (!v) return LaunchOrder::Acquire;
+    if (!v) return LaunchOrder::Auto;
+    if (!std::strcmp(v, "acquire")) return LaunchOrder::Acquire;
     if (!std::strcmp(v, "acquire-spin")) return LaunchOrder::AcquireSpin;
     if (!std::strcmp(v, "wfi")) return LaunchOrder::WaitForIdle;
     if (!std::strcmp(v, "host-wfi")) return LaunchOrder::HostWaitForIdle;
     if (!std::strcmp(v, "unordered")) return LaunchOrder::Unordered;
-    return LaunchOrder::Acquire;
+    return LaunchOrder::Auto;
 }
 
 Channel::LaunchOrder Channel::launchOrder() {
@@ -215,14 +254,14 @@ void Channel::writeHostRelease(PushWriter& w, uint64_t va, uint64_t payload, uin
 
 uint32_t Channel::releaseWfi() const {
     // Only a submission that acquired its predecessor's value (released by
-    // the grid when it completes) may release without waiting for idle: the
-    // other orders leave the host running ahead of the grids, and a release
-    // passing a running grid would be overwritten by that grid's smaller
-    // timeline value when it completes (a waiter for the larger one never
-    // returns: bench_events under NVLITE_LAUNCH_ORDER=wfi on the H200).
-    const LaunchOrder order = launchOrder();
-    const bool acquires = order == LaunchOrder::Acquire || order == LaunchOrder::AcquireSpin;
-    return orderedByAcquire_ && acquires ? nv::NVC86F_SEM_EXECUTE_RELEASE_WFI_DIS : nv::NVC86F_SEM_EXECUTE_RELEASE_WFI_EN;
+    // the grid when it completes), or whose predecessor was done, may release
+    // without waiting for idle: the other orders leave the host running ahead
+    // of the grids, and a release passing a running grid would be overwritten
+    // by that grid's smaller timeline value when it completes (a waiter for
+    // the larger one never returns: bench_events under
+    // NVLITE_LAUNCH_ORDER=wfi on the H200).
+    return orderedByAcquire_ && !releaseAfterIdle_ ? nv::NVC86F_SEM_EXECUTE_RELEASE_WFI_DIS
+                                                   : nv::NVC86F_SEM_EXECUTE_RELEASE_WFI_EN;
 }
 
 void Channel::writeTimestamp(PushWriter& w, uint64_t va, uint64_t payload) const {

@@ -63,6 +63,27 @@ private:
     std::atomic<size_t> used_{0};  // slots in use or freed
 };
 
+// The compute channels of one TSG (a context's lanes), for the launch order
+// 'auto' (Channel::LaunchOrder): whether a channel other than the asking one
+// has work the GPU has not finished. Reading it takes no lock. The set must
+// outlive its members; members are only added (they go with the set's owner).
+class ComputePeers {
+public:
+    static constexpr size_t kMaxChannels = 16;
+    ComputePeers() = default;
+    ComputePeers(const ComputePeers&) = delete;
+    ComputePeers& operator=(const ComputePeers&) = delete;
+    // Adds 'ch' and makes it ask this set. With no slot left the set answers
+    // "busy" from then on (every member keeps its order by acquire).
+    void add(Channel& ch);
+    bool othersBusy(const Channel& self) const;
+
+private:
+    std::array<std::atomic<const Channel*>, kMaxChannels> members_{};
+    std::atomic<size_t> used_{0};
+    std::atomic<bool> overflow_{false};
+};
+
 // Methods making the channel they are written to wait until the 64-bit
 // semaphore at 'va' reaches 'value' (Channel::kWaitDwords of them).
 // 'switchTsg': a failed acquire lets the runlist switch to another TSG
@@ -108,10 +129,13 @@ public:
     // Returns the submission's timeline value. 'fill' runs under the
     // channel's submit lock. submit() is the same without data.
     template <class Fill>
+    // 'waitsOnOthers': 'fill' writes waits for other channels (the launch
+    // order 'auto' keeps such a submission's order by acquire).
     Result<uint64_t> submitWithData(size_t maxDwords, size_t dataBytes, Fill&& fill,
-                                    Completion completion = Completion::Channel) {
+                                    Completion completion = Completion::Channel, bool waitsOnOthers = false) {
         std::lock_guard lock(submitMutex_);
-        NVL_ASSIGN_OR_RETURN(Reserved r, beginLocked(maxDwords + kReleaseDwords + kWaitDwords, dataBytes));
+        NVL_ASSIGN_OR_RETURN(Reserved r,
+                             beginLocked(maxDwords + kReleaseDwords + kWaitDwords, dataBytes, waitsOnOthers));
         fill(r.writer, r.data);
         return endLocked(r, completion);
     }
@@ -120,12 +144,19 @@ public:
     // instead of ending with a wait-for-idle, which would stall the other
     // channels of the TSG while a kernel runs.
     void setOrderedByAcquire(bool on) { orderedByAcquire_ = on; }
+    // The compute channels sharing this one's engine (order 'auto'); set once,
+    // before the channel's first submission (ComputePeers::add).
+    void setPeers(const ComputePeers* peers) { peers_ = peers; }
     // How an ordered compute channel keeps its submissions in order, from
     // NVLITE_LAUNCH_ORDER (measured on the H200 by make bench-compare; the
     // options and their facts: lib/hw/LAUNCH_ORDER.md). Each applies only
     // when the channel's previous submission has not completed yet:
+    //   auto          wfi when nothing else is in flight on the engine: no
+    //                 other compute channel of the TSG (ComputePeers) has
+    //                 unfinished work and the submission waits for no other
+    //                 channel; acquire otherwise (default)
     //   acquire       host semaphore acquire of the previous value; when it
-    //                 fails the runlist may switch to another TSG (default)
+    //                 fails the runlist may switch to another TSG
     //   acquire-spin  the same acquire, polling without switching TSG (the
     //                 awaited grid runs in this TSG: nothing to wait for elsewhere)
     //   wfi           the compute engine's WAIT_FOR_IDLE before the submission
@@ -136,7 +167,7 @@ public:
     // Without an acquire the host does not wait for the grids in front: the
     // channel's host semaphore releases (timeline, event times) then wait for
     // idle themselves (RELEASE_WFI_EN), else they would pass running grids.
-    enum class LaunchOrder { Acquire, AcquireSpin, WaitForIdle, HostWaitForIdle, Unordered };
+    enum class LaunchOrder { Auto, Acquire, AcquireSpin, WaitForIdle, HostWaitForIdle, Unordered };
     static LaunchOrder launchOrder();
     // Parses an NVLITE_LAUNCH_ORDER value (null or unknown: the default).
     static LaunchOrder parseLaunchOrder(const char* v);
@@ -187,7 +218,10 @@ private:
 
     Channel(Gpu& gpu, EngineKind kind) : gpu_(gpu), kind_(kind) {}
     Status init(uint32_t hChannelGroup, uint32_t hContextShare, uint32_t engineType);
-    Result<Reserved> beginLocked(size_t dwords, size_t dataBytes);
+    Result<Reserved> beginLocked(size_t dwords, size_t dataBytes, bool waitsOnOthers);
+    // Writes what keeps the submission behind the channel's unfinished
+    // 'previous' one (LaunchOrder); sets releaseAfterIdle_.
+    void writeOrder(PushWriter& w, uint64_t previous, bool waitsOnOthers);
     Result<uint64_t> endLocked(Reserved& r, Completion completion);
     void writeRelease(PushWriter& w, uint64_t value);
     // Tells Host that GP_PUT moved (the doorbell), the way Gpu::doorbellPath() needs.
@@ -230,6 +264,11 @@ private:
 
     std::atomic<WaitMode> waitMode_{WaitMode::Auto};  // cuCtxSetFlags changes it while others wait
     bool orderedByAcquire_ = false;
+    const ComputePeers* peers_ = nullptr;
+    // The submission being written left its predecessor's grids running on
+    // the host's side (no acquire): its host releases wait for idle. Under
+    // submitMutex_.
+    bool releaseAfterIdle_ = false;
     std::atomic<FaultScope*> scope_{nullptr};  // set once
     mutable std::atomic<bool> errorTraced_{false};
     std::mutex submitMutex_;

@@ -49,10 +49,12 @@ private:
 // asynchronous copy engine (its own TSG), or on the graphics runlist's copy
 // engine when the GPU offers no other. Lane 0 exists from the start; streams
 // get more on demand.
-// Kernels of different lanes run side by side: a compute channel never
-// waits for idle (that would stall the whole TSG while a kernel runs); its
-// launches release the timeline from the launch descriptor when the grid
-// completes, and each submission first acquires the previous one's value.
+// Kernels of different lanes run side by side: a compute channel waits for
+// idle only while no other lane's compute channel has work in flight (that
+// would stall the whole TSG while a kernel runs); its launches release the
+// timeline from the launch descriptor when the grid completes, and otherwise
+// each submission first acquires the previous one's value (launch order
+// 'auto', Channel::LaunchOrder).
 class ContextChannels {
 public:
     struct Lane {
@@ -77,6 +79,9 @@ private:
     // for the dead one: every channel's waits give up with the first fault of
     // any of them. Declared first: destroyed after the channels.
     FaultScope faultScope_;
+    // The lanes' compute channels (one TSG, one engine): the launch order
+    // 'auto' asks it. Declared before the channels: destroyed after them.
+    ComputePeers computePeers_;
     std::unique_ptr<ChannelGroup> graphics_;
     std::unique_ptr<ChannelGroup> copyGroup_;  // empty when copies share the graphics group
     // The copy channels of lanes 1.. on the asynchronous copy engine, each in

@@ -244,6 +244,7 @@ int main(int argc, char** argv) {
     }
     self_path[len] = 0;
     const struct CMUnitTest tests[] = {
+        {"test_order auto", test_order, NULL, NULL, (void*)"auto"},
         {"test_order acquire", test_order, NULL, NULL, (void*)"acquire"},
         {"test_order acquire-spin", test_order, NULL, NULL, (void*)"acquire-spin"},
         {"test_order wfi", test_order, NULL, NULL, (void*)"wfi"},

@@ -148,7 +148,7 @@ static void test_order_with_events(void** state) {
 /* The launch variants of the library (lib/core/builtin.h, kVariants): each
  * runs the whole suite in a process of its own (the library reads
  * NVLITE_BUILTIN_VARIANT once). */
-static const char* const kVariantNames[] = {"vec", "stream", "vec512", "vec1024", "stream512", "flat", "flatstream", "box"};
+static const char* const kVariantNames[] = {"flat", "vec", "stream", "vec512", "vec1024", "stream512", "flatstream", "box"};
 
 static int run_suite(void) {
     const struct CMUnitTest tests[] = {

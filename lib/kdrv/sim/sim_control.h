@@ -39,6 +39,7 @@ struct Counters {
     uint64_t launches = 0;           // compute launches
     uint64_t semaphoreReleases = 0;  // host, copy-engine and QMD releases
     uint64_t semaphoreAcquires = 0;  // acquires satisfied
+    uint64_t computeWaitForIdles = 0;  // the compute engine's WAIT_FOR_IDLE methods
     uint64_t nonStallInterrupts = 0;
     uint64_t faults = 0;             // channels stopped by a fault
     uint64_t doorbells = 0;          // doorbell writes noticed

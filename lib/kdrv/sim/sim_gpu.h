@@ -100,7 +100,10 @@ public:
     // compute engine's WAIT_FOR_IDLE orders those scheduled after it behind
     // those scheduled before it (computeBarrier()).
     void scheduleGrid(Channel& ch, uint64_t qmdVa) { ch.grids.push_back({qmdVa, gridEpoch_, ++gridOrder_}); }
-    void computeBarrier() { ++gridEpoch_; }
+    void computeBarrier() {
+        ++gridEpoch_;
+        ++counters_.computeWaitForIdles;
+    }
     // Completes the grids in flight on the channels of 'scope's TSG (every
     // channel when null); true if there were any.
     bool completeGrids(const Channel* scope = nullptr);
