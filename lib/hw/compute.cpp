@@ -8,6 +8,7 @@
 #include "defs/compute_cbc0.h"
 #include "defs/host_c86f.h"
 #include "defs/rm_classes.h"
+#include "hw/wc_copy.h"
 
 namespace nvl::hw {
 namespace {
@@ -89,14 +90,8 @@ uint32_t reciprocalBits(uint32_t n) {
 constexpr uint32_t kOneBits = 0x3f800000;
 
 // Write-combined memory takes whole 64-byte lines best: a line written in
-// full goes out as one write, a partial one as several.
+// full goes out as one write, a partial one as several (hw/wc_copy.h).
 constexpr size_t kLineBytes = 64;
-// Copies 'bytes' (whole lines) to write-combined memory at 'dst', line after
-// line in address order, each byte once (a library memcpy may write the
-// last lines first and overlap them).
-void copyLines(uint8_t* dst, const uint8_t* src, size_t bytes) {
-    for (size_t off = 0; off < bytes; off += kLineBytes) std::memcpy(dst + off, src + off, kLineBytes);
-}
 
 // First parameter byte of constant bank 0 (what compilers emit; EIATTR_PARAM_CBANK).
 constexpr uint32_t kParamBaseSm90 = 0x210;
@@ -320,8 +315,9 @@ uint64_t Launch::commit(const Image& img, const Channel::DataSlot& slot, const K
                         const LaunchGeometry& g, const ComputeState& s) {
     const QmdLayout& l = *s.qmd;
     const size_t qmdOffset = alignUp(k.cbuf0Bytes, kQmdAlign);
-    if (k.cbuf0Bytes <= kStagedBankBytes) copyLines(slot.cpu, img.bank, alignUp(k.cbuf0Bytes, kLineBytes));
-    copyLines(slot.cpu + qmdOffset, img.qmd.bytes(), alignUp(l.bytes, kLineBytes));
+    if (k.cbuf0Bytes <= kStagedBankBytes)
+        copyToWriteCombined(slot.cpu, img.bank, alignUp(k.cbuf0Bytes, kLineBytes));
+    copyToWriteCombined(slot.cpu + qmdOffset, img.qmd.bytes(), alignUp(l.bytes, kLineBytes));
     if (g.cooperative) {
         // A fresh barrier for every grid (its counter need not return to 0
         // when a grid stops early).
