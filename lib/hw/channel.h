@@ -47,6 +47,10 @@ public:
     // The member whose timeline semaphore is at 'va', or nullptr (a report's
     // lookup: members stay until their context's channels go).
     const Channel* withSemaphore(uint64_t va) const;
+    // Whether a compute member other than 'self' has work the GPU has not
+    // finished (the launch order 'auto': the context's compute channels
+    // share one TSG, so one engine).
+    bool otherComputeBusy(const Channel& self) const;
 
 private:
     friend class Channel;
@@ -61,27 +65,6 @@ private:
     mutable std::atomic<bool> hasFirst_{false};
     std::array<std::atomic<const Channel*>, kMaxChannels> members_{};
     std::atomic<size_t> used_{0};  // slots in use or freed
-};
-
-// The compute channels of one TSG (a context's lanes), for the launch order
-// 'auto' (Channel::LaunchOrder): whether a channel other than the asking one
-// has work the GPU has not finished. Reading it takes no lock. The set must
-// outlive its members; members are only added (they go with the set's owner).
-class ComputePeers {
-public:
-    static constexpr size_t kMaxChannels = 16;
-    ComputePeers() = default;
-    ComputePeers(const ComputePeers&) = delete;
-    ComputePeers& operator=(const ComputePeers&) = delete;
-    // Adds 'ch' and makes it ask this set. With no slot left the set answers
-    // "busy" from then on (every member keeps its order by acquire).
-    void add(Channel& ch);
-    bool othersBusy(const Channel& self) const;
-
-private:
-    std::array<std::atomic<const Channel*>, kMaxChannels> members_{};
-    std::atomic<size_t> used_{0};
-    std::atomic<bool> overflow_{false};
 };
 
 // Methods making the channel they are written to wait until the 64-bit
@@ -128,9 +111,9 @@ public:
     // 'dataBytes' (256-byte aligned, may be 0) of data-ring space to write.
     // Returns the submission's timeline value. 'fill' runs under the
     // channel's submit lock. submit() is the same without data.
-    template <class Fill>
     // 'waitsOnOthers': 'fill' writes waits for other channels (the launch
     // order 'auto' keeps such a submission's order by acquire).
+    template <class Fill>
     Result<uint64_t> submitWithData(size_t maxDwords, size_t dataBytes, Fill&& fill,
                                     Completion completion = Completion::Channel, bool waitsOnOthers = false) {
         std::lock_guard lock(submitMutex_);
@@ -144,15 +127,12 @@ public:
     // instead of ending with a wait-for-idle, which would stall the other
     // channels of the TSG while a kernel runs.
     void setOrderedByAcquire(bool on) { orderedByAcquire_ = on; }
-    // The compute channels sharing this one's engine (order 'auto'); set once,
-    // before the channel's first submission (ComputePeers::add).
-    void setPeers(const ComputePeers* peers) { peers_ = peers; }
     // How an ordered compute channel keeps its submissions in order, from
     // NVLITE_LAUNCH_ORDER (measured on the H200 by make bench-compare; the
     // options and their facts: lib/hw/LAUNCH_ORDER.md). Each applies only
     // when the channel's previous submission has not completed yet:
     //   auto          wfi when nothing else is in flight on the engine: no
-    //                 other compute channel of the TSG (ComputePeers) has
+    //                 other compute channel of its fault scope has
     //                 unfinished work and the submission waits for no other
     //                 channel; acquire otherwise (default)
     //   acquire       host semaphore acquire of the previous value; when it
@@ -264,7 +244,6 @@ private:
 
     std::atomic<WaitMode> waitMode_{WaitMode::Auto};  // cuCtxSetFlags changes it while others wait
     bool orderedByAcquire_ = false;
-    const ComputePeers* peers_ = nullptr;
     // The submission being written left its predecessor's grids running on
     // the host's side (no acquire): its host releases wait for idle. Under
     // submitMutex_.

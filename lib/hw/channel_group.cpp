@@ -138,7 +138,6 @@ Result<std::unique_ptr<ContextChannels>> ContextChannels::create(Gpu& gpu, WaitM
     first.copy->setWaitMode(mode);
     first.compute->joinFaultScope(c->faultScope_);
     first.copy->joinFaultScope(c->faultScope_);
-    c->computePeers_.add(*first.compute);
     c->lanes_.push_back(first);
     return c;
 }
@@ -182,7 +181,6 @@ Result<ContextChannels::Lane> ContextChannels::addLane() {
     lane.copy = *copy;
     lane.compute->joinFaultScope(faultScope_);
     lane.copy->joinFaultScope(faultScope_);
-    computePeers_.add(*lane.compute);
     lanes_.push_back(lane);
     return lane;
 }

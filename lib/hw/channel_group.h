@@ -79,9 +79,6 @@ private:
     // for the dead one: every channel's waits give up with the first fault of
     // any of them. Declared first: destroyed after the channels.
     FaultScope faultScope_;
-    // The lanes' compute channels (one TSG, one engine): the launch order
-    // 'auto' asks it. Declared before the channels: destroyed after them.
-    ComputePeers computePeers_;
     std::unique_ptr<ChannelGroup> graphics_;
     std::unique_ptr<ChannelGroup> copyGroup_;  // empty when copies share the graphics group
     // The copy channels of lanes 1.. on the asynchronous copy engine, each in
