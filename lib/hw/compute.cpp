@@ -86,8 +86,6 @@ uint32_t reciprocalBits(uint32_t n) {
     std::memcpy(&bits, &r, sizeof bits);
     return bits;
 }
-// 1.0f: the reciprocal of a cluster dimension of 1.
-constexpr uint32_t kOneBits = 0x3f800000;
 
 // Write-combined memory takes whole 64-byte lines best: a line written in
 // full goes out as one write, a partial one as several (hw/wc_copy.h).
@@ -192,7 +190,7 @@ void Launch::build(Image& img, const Qmd& tmpl, const KernelDescriptor& k, const
         put(kCbufBlockDim + 4 * i, g.block[i]);
         put(kCbufGridDim + 4 * i, g.grid[i]);
         put(kCbufClusterDim + 4 * i, clusterDim[i]);
-        put(kCbufClusterDimReciprocal + 4 * i, cluster ? reciprocalBits(clusterDim[i]) : kOneBits);
+        put(kCbufClusterDimReciprocal + 4 * i, reciprocalBits(clusterDim[i]));
         put(kCbufClusterCount + 4 * i, g.grid[i] / clusterDim[i]);
     }
     put(kCbufSharedWindow, lo32(s.sharedWindow));
