@@ -62,15 +62,35 @@ static long first_mismatch(const unsigned char* a, const unsigned char* b, size_
     return -1;
 }
 
+/* Three device buffers of n + 64 bytes (room for odd offsets) and two
+ * pinned host buffers of n, for one part of the child. */
+typedef struct {
+    CUdeviceptr a, b, c;
+    unsigned char *up, *down;
+} buffers;
+
+static void buffers_alloc(buffers* m, size_t n) {
+    CU(cuMemAlloc(&m->a, n + 64));
+    CU(cuMemAlloc(&m->b, n + 64));
+    CU(cuMemAlloc(&m->c, n + 64));
+    CU(cuMemAllocHost((void**)&m->up, n));
+    CU(cuMemAllocHost((void**)&m->down, n));
+}
+
+static void buffers_free(buffers* m) {
+    CU(cuMemFreeHost(m->up));
+    CU(cuMemFreeHost(m->down));
+    CU(cuMemFree(m->a));
+    CU(cuMemFree(m->b));
+    CU(cuMemFree(m->c));
+}
+
 static void chain(CUstream s, unsigned rounds) {
     const size_t n = 3 * 65536 + 7;
-    CUdeviceptr a, b, c;
-    CU(cuMemAlloc(&a, n + 64));
-    CU(cuMemAlloc(&b, n + 64));
-    CU(cuMemAlloc(&c, n + 64));
-    unsigned char *up, *down;
-    CU(cuMemAllocHost((void**)&up, n));
-    CU(cuMemAllocHost((void**)&down, n));
+    buffers m;
+    buffers_alloc(&m, n);
+    const CUdeviceptr a = m.a, b = m.b, c = m.c;
+    unsigned char *up = m.up, *down = m.down;
     unsigned char* want = malloc(n);
     for (unsigned r = 0; r < rounds && !child_failed; ++r) {
         ts_fill_random(want, n, 0x1a0c4e + r);
@@ -87,22 +107,15 @@ static void chain(CUstream s, unsigned rounds) {
                     at < 0 ? 0 : want[at]);
     }
     free(want);
-    CU(cuMemFreeHost(up));
-    CU(cuMemFreeHost(down));
-    CU(cuMemFree(a));
-    CU(cuMemFree(b));
-    CU(cuMemFree(c));
+    buffers_free(&m);
 }
 
 static void events(CUstream s1, CUstream s2, unsigned rounds) {
     const size_t n = 2 * 65536 + 13;
-    CUdeviceptr a, b, c;
-    CU(cuMemAlloc(&a, n + 64));
-    CU(cuMemAlloc(&b, n + 64));
-    CU(cuMemAlloc(&c, n + 64));
-    unsigned char *up, *down;
-    CU(cuMemAllocHost((void**)&up, n));
-    CU(cuMemAllocHost((void**)&down, n));
+    buffers m;
+    buffers_alloc(&m, n);
+    const CUdeviceptr a = m.a, b = m.b, c = m.c;
+    unsigned char *up = m.up, *down = m.down;
     CUevent start, end, other;
     CU(cuEventCreate(&start, 0));
     CU(cuEventCreate(&end, CU_EVENT_BLOCKING_SYNC));
@@ -133,11 +146,7 @@ static void events(CUstream s1, CUstream s2, unsigned rounds) {
     CU(cuEventDestroy(start));
     CU(cuEventDestroy(end));
     CU(cuEventDestroy(other));
-    CU(cuMemFreeHost(up));
-    CU(cuMemFreeHost(down));
-    CU(cuMemFree(a));
-    CU(cuMemFree(b));
-    CU(cuMemFree(c));
+    buffers_free(&m);
 }
 
 static void timeline(CUstream s, unsigned rounds) {
