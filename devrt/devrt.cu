@@ -423,6 +423,106 @@ extern "C" __device__ __noinline__ void nvl_devrt_free(void* p) {
     pushFree(st, k - kHeapMinShift, block);
 }
 
+// ------------------------------------------------------------ device-side launches
+
+// libcudadevrt's cudaGetParameterBufferV2 / cudaLaunchDeviceV2 (what
+// `kernel<<<...>>>` in device code becomes) pass their arguments on
+// unchanged to the driver's cnpGetParameterBufferV2 / cnpLaunchDeviceV2
+// (__cuda_syscall_cnpv2... in CDP2 code). The queue and the slots are laid
+// out in lib/core/devrt_abi.h; the host starts the launches once the grid
+// is done (core/device_launch.cpp).
+namespace {
+
+// dim3 as an argument: three 32-bit words, passed by value.
+struct LaunchDim {
+    unsigned x, y, z;
+};
+
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ unsigned envReg3() {
+    unsigned v;
+    asm("mov.u32 %0, %%envreg3;" : "=r"(v));
+    return v;
+}
+__device__ __forceinline__ unsigned envReg4() {
+    unsigned v;
+    asm("mov.u32 %0, %%envreg4;" : "=r"(v));
+    return v;
+}
+__device__ __forceinline__ unsigned envReg5() {
+    unsigned v;
+    asm("mov.u32 %0, %%envreg5;" : "=r"(v));
+    return v;
+}
+__device__ __forceinline__ LaunchQueue* launchQueue() {
+    static_assert(kEnvRegLaunchQueueHigh == 3 && kEnvRegLaunchQueueLow == 4 && kEnvRegLaunchDepth == 5, "envregs");
+    return reinterpret_cast<LaunchQueue*>(static_cast<uint64_t>(envReg3()) << 32 | envReg4());
+}
+__device__ __forceinline__ unsigned launchDepth() { return envReg5(); }
+__device__ __forceinline__ uint64_t atomicAddRelaxed(uint64_t* p, uint64_t v) {
+    uint64_t old;
+    asm volatile("atom.add.relaxed.gpu.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+    return old;
+}
+#else
+// The host build: what the test set for the calling thread.
+inline thread_local LaunchQueue* hostLaunchQueue = nullptr;
+inline thread_local unsigned hostLaunchDepth = 0;
+inline LaunchQueue* launchQueue() { return hostLaunchQueue; }
+inline unsigned launchDepth() { return hostLaunchDepth; }
+inline uint64_t atomicAddRelaxed(uint64_t* p, uint64_t v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+#endif
+
+__device__ __forceinline__ LaunchSlot* slotAt(const LaunchQueue* q, uint64_t index) {
+    return reinterpret_cast<LaunchSlot*>(q->slotsAddress + index * kLaunchSlotBytes);
+}
+
+}  // namespace
+
+extern "C" __device__ __noinline__ void* nvl_devrt_parameter_buffer(void* function, LaunchDim grid, LaunchDim block,
+                                                                   unsigned sharedBytes) {
+    LaunchQueue* q = launchQueue();
+    if (!q || !function) return nullptr;
+    const uint64_t index = atomicAddRelaxed(&q->taken, 1);
+    if (index >= q->slots) return nullptr;  // more pending launches than the limit
+    LaunchSlot* slot = slotAt(q, index);
+    slot->function = reinterpret_cast<uint64_t>(function);
+    slot->stream = 0;
+    slot->grid[0] = grid.x;
+    slot->grid[1] = grid.y;
+    slot->grid[2] = grid.z;
+    slot->block[0] = block.x;
+    slot->block[1] = block.y;
+    slot->block[2] = block.z;
+    slot->sharedBytes = sharedBytes;
+    slot->number = 0;
+    return reinterpret_cast<uint8_t*>(slot) + kLaunchHeaderBytes;
+}
+
+extern "C" __device__ __noinline__ int nvl_devrt_launch(void* buffer, void* stream) {
+    LaunchQueue* q = launchQueue();
+    if (!q) return kCnpInvalidValue;
+    // Only a buffer nvl_devrt_parameter_buffer handed out in this queue.
+    const uint64_t at = reinterpret_cast<uint64_t>(buffer) - kLaunchHeaderBytes;
+    const uint64_t taken = loadVolatile(&q->taken) < q->slots ? loadVolatile(&q->taken) : q->slots;
+    if (at < q->slotsAddress || (at - q->slotsAddress) % kLaunchSlotBytes != 0 ||
+        (at - q->slotsAddress) / kLaunchSlotBytes >= taken)
+        return kCnpInvalidValue;
+    if (launchDepth() + 1 >= kMaxLaunchDepth) return kCnpMaxDepthExceeded;
+    LaunchSlot* slot = reinterpret_cast<LaunchSlot*>(at);
+    if (slot->number != 0) return kCnpInvalidValue;  // launched before
+    slot->stream = reinterpret_cast<uint64_t>(stream);
+    const uint64_t number = atomicAddRelaxed(&q->launched, 1) + 1;
+    // The parameters the caller wrote and the header, before the number.
+    __threadfence_system();
+    storeSys32(&slot->number, static_cast<uint32_t>(number));
+    return kCnpSuccess;
+}
+
+// The error libcudadevrt records for cudaGetLastError (nvlite provides no
+// cudaGetLastError in device code: nothing reads it).
+extern "C" __device__ __noinline__ int nvl_devrt_set_last_error(int) { return 0; }
+
 // ------------------------------------------------------------ cooperative groups
 
 // libcudadevrt's cudaCGGetIntrinsicHandle and cudaCGSynchronize (what numba's

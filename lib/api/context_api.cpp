@@ -5,8 +5,9 @@
 #include "api/entry.h"
 #include "api/entry_impls.h"
 #include "core/context.h"
-#include "core/devrt.h"
 #include "core/device.h"
+#include "core/device_launch.h"
+#include "core/devrt.h"
 #include "core/runtime.h"
 
 namespace nvl::api {
@@ -224,7 +225,7 @@ Status ctxGetApiVersion(CUcontext ctx, unsigned int* version) {
 // FIFO and the device heap belong to the context's device runtime. The two
 // hints (L2 fetch granularity, persisting L2 size) are kept, clamped, for
 // cuCtxGetLimit. The limits of features nvlite does not provide (the device
-// runtime's launches, CIG's shared-memory fallback) are
+// runtime's synchronisation depth, a CDP1 limit; CIG's shared-memory fallback) are
 // CUDA_ERROR_UNSUPPORTED_LIMIT, libcuda's answer for limits a device does not
 // have.
 Status ctxGetLimit(size_t* pvalue, CUlimit limit) {
@@ -245,8 +246,8 @@ Status ctxGetLimit(size_t* pvalue, CUlimit limit) {
         return kOk;
     }
     case CU_LIMIT_CIG_ENABLED: *pvalue = 0; return kOk;
+    case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: *pvalue = c->deviceLaunches().pendingLimit(); return kOk;
     case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH:
-    case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
     case CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED: return CUDA_ERROR_UNSUPPORTED_LIMIT;
     default: return CUDA_ERROR_INVALID_VALUE;
     }
@@ -276,8 +277,8 @@ Status ctxSetLimit(CUlimit limit, size_t value) {
         return c->devrt().setHeapLimit(std::max(value, core::DeviceRuntime::kMinHeapBytes));
     case CU_LIMIT_SHMEM_SIZE:
     case CU_LIMIT_CIG_ENABLED: return CUDA_ERROR_NOT_PERMITTED;  // read-only (libcuda 580)
+    case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: return c->deviceLaunches().setPendingLimit(value);
     case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH:
-    case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
     case CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED: return CUDA_ERROR_UNSUPPORTED_LIMIT;
     default: return CUDA_ERROR_INVALID_VALUE;
     }

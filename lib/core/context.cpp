@@ -8,6 +8,7 @@
 #include "common/trace.h"
 #include "core/builtin.h"
 #include "core/device.h"
+#include "core/device_launch.h"
 #include "core/devrt.h"
 #include "core/event.h"
 #include "core/handle_registry.h"
@@ -43,7 +44,8 @@ Context::Context(Device& device, bool primary)
       primary_(primary),
       nullStream_(*this, Stream::Kind::Legacy, 0, 0),
       devrt_(std::make_unique<DeviceRuntime>(*this)),
-      builtins_(std::make_unique<BuiltinKernels>(*this)) {}
+      builtins_(std::make_unique<BuiltinKernels>(*this)),
+      deviceLaunches_(std::make_unique<DeviceLaunches>(*this)) {}
 
 Context::~Context() { deactivate(); }
 
@@ -123,6 +125,8 @@ bool Context::deactivate() {
             hostFunctions = std::move(hostFunctions_);
         }
     }
+    // Their launches ran (above); the queues and the launch lane's stream go.
+    deviceLaunches_->release();
     MemPools::get().releaseContext(*this);
     // What the context made goes with it: the handles first (calls holding
     // the objects keep them until they return), then the resources.
@@ -232,7 +236,7 @@ Result<Stream*> Context::createStream(unsigned flags, int priority) {
     size_t index;
     {
         std::lock_guard lock(localMutex_);
-        index = 1 + nextLane_++ % (kMaxLanes - 1);
+        index = 1 + nextLane_++ % kStreamLanes;
     }
     auto lane = laneFor(index);
     if (!lane) {

@@ -34,6 +34,7 @@ namespace nvl::core {
 class BuiltinKernels;
 class Device;
 class DeviceHeap;
+class DeviceLaunches;
 class DeviceRuntime;
 class Event;
 class HostFunctions;
@@ -138,6 +139,9 @@ public:
     // The built-in copy and fill kernels (core/builtin.h), loaded on first use.
     BuiltinKernels& builtins() { return *builtins_; }
 
+    // Kernels launching kernels (core/device_launch.h).
+    DeviceLaunches& deviceLaunches() { return *deviceLaunches_; }
+
     // Launch support: what constant bank 0 and the QMD need from the context,
     // a note that new code was placed (caches must be invalidated before the
     // next launch on every lane), and local memory grown on demand.
@@ -227,6 +231,8 @@ private:
     std::atomic<CUresult> sticky_{CUDA_SUCCESS};
     std::unique_ptr<DeviceRuntime> devrt_;  // lives as long as the Context object
     std::unique_ptr<BuiltinKernels> builtins_;  // likewise
+    std::unique_ptr<DeviceLaunches> deviceLaunches_;  // likewise
+    friend class DeviceLaunches;  // its lane (laneFor)
 
     // Lanes: created under localMutex_ (a new lane gets the current local memory).
     Result<hw::ContextChannels::Lane> laneFor(size_t index);

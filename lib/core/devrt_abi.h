@@ -76,4 +76,55 @@ struct HostBlock {
 inline constexpr uint64_t kHostBlockBytes = 256;  // the ring follows at this offset
 static_assert(sizeof(HostBlock) <= kHostBlockBytes, "HostBlock grew");
 
+// ---------------------------------------------------------------------------
+// Device-side launches (dynamic parallelism): libcudadevrt's
+// cudaGetParameterBufferV2 and cudaLaunchDeviceV2, what `kernel<<<...>>>` in
+// device code compiles to, end in two calls the driver resolves
+// (cnpGetParameterBufferV2 / cnpLaunchDeviceV2; __cuda_syscall_cnpv2... for
+// CDP2 code), with the arguments of the public functions unchanged.
+//
+// A grid of a kernel that calls them runs with a launch queue: constant bank
+// 0's %envreg3 (high half) and %envreg4 (low half) hold the queue's address,
+// %envreg5 the grid's nesting depth (0: launched by the host). The queue
+// itself (LaunchQueue) is device memory (device atomics only); its slots are
+// host memory (the host reads them). A launch takes a slot, whose parameter
+// area is the buffer cudaGetParameterBufferV2 returns; cudaLaunchDeviceV2
+// numbers the slot in launch order. Once the grid is done the host starts
+// the launches it numbered, in that order, each grid after the one before it
+// (and after what that one launched) is done; they run with the same queue,
+// their slots above the launcher's.
+//
+// Error codes are libcudadevrt's CNP codes (its cudartErrorCnpMap turns them
+// into cudaError_t values).
+inline constexpr uint32_t kLaunchHeaderBytes = 128;
+inline constexpr uint32_t kLaunchParamBytes = 4096;  // CUDA's limit for a device-side launch
+inline constexpr uint32_t kLaunchSlotBytes = kLaunchHeaderBytes + kLaunchParamBytes;
+inline constexpr uint32_t kMaxLaunchDepth = 24;      // CUDA's nesting limit
+inline constexpr uint32_t kEnvRegLaunchQueueHigh = 3;
+inline constexpr uint32_t kEnvRegLaunchQueueLow = 4;
+inline constexpr uint32_t kEnvRegLaunchDepth = 5;
+
+inline constexpr int kCnpSuccess = 0;
+inline constexpr int kCnpInvalidValue = 1;          // cudaErrorInvalidValue
+inline constexpr int kCnpMaxDepthExceeded = 5;      // cudaErrorLaunchMaxDepthExceeded
+inline constexpr int kCnpPendingCountExceeded = 12; // cudaErrorLaunchPendingCountExceeded
+
+struct LaunchQueue {
+    uint64_t taken;         // slots handed out (device atomic; may pass 'slots')
+    uint64_t launched;      // launches numbered (device atomic)
+    uint64_t slots;         // how many slots there are
+    uint64_t slotsAddress;  // the first slot (host memory), kLaunchSlotBytes each
+};
+
+struct LaunchSlot {
+    uint64_t function;      // the function descriptor the kernel passed
+    uint64_t stream;        // the device-side stream it named (0: the block's)
+    uint32_t grid[3];
+    uint32_t block[3];
+    uint32_t sharedBytes;   // dynamic shared memory
+    uint32_t number;        // 0: not launched; else 1 + its place in launch order
+    uint64_t reserved[10];
+};
+static_assert(sizeof(LaunchSlot) == kLaunchHeaderBytes, "LaunchSlot is the slot's header");
+
 }  // namespace nvl::devrt

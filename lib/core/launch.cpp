@@ -7,6 +7,7 @@
 #include "common/env.h"
 #include "core/context.h"
 #include "core/device.h"
+#include "core/device_launch.h"
 #include "core/devrt.h"
 #include "core/module.h"
 #include "core/occupancy.h"
@@ -188,12 +189,25 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
     g.cooperative = r.cooperative;
     g.blocksPerSm = static_cast<uint32_t>(std::max(perSm, 1));
     g.gridId = nextGridId.fetch_add(1, std::memory_order_relaxed);
+    // A kernel that launches kernels: the queue its launches go to.
+    std::shared_ptr<DeviceLaunchQueue> queue;
+    if (k.devrtUses & loader::kDevrtLaunch) {
+        if (r.launchQueue) {
+            g.launchQueue = r.launchQueue;
+            g.launchDepth = r.launchDepth;
+        } else {
+            NVL_ASSIGN_OR_RETURN(queue, ctx.deviceLaunches().queueFor(st));
+            g.launchQueue = queue->va();
+            g.launchDepth = 0;
+        }
+    }
     hw::Channel& compute = st.computeChannel();
     const size_t lane = st.laneIndex();
     // The thread's launch image: launches repeating the kernel and geometry
     // of its previous one reuse most of it.
     hw::Launch::Image& image = ThreadState<hw::Launch::Image>::get();
-    return st.submitWithData(compute, hw::Launch::kPushDwords + hw::kInvalidateCachesDwords,
+    Status submitted =
+        st.submitWithData(compute, hw::Launch::kPushDwords + hw::kInvalidateCachesDwords,
                              hw::Launch::dataBytes(d, launchState, g),
                              [&](hw::PushWriter& w, const hw::Channel::DataSlot& slot) {
                                  // Taken here, under the channel's lock with the space
@@ -208,7 +222,10 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
                              nullptr,
                              launchState.qmd->hasRelease ? hw::Channel::Completion::ByFill
                                                          : hw::Channel::Completion::Channel)
-        .status();
+            .status();
+    // Its launches run once it is done, before the stream's later work.
+    if (submitted.ok() && queue) submitted = ctx.deviceLaunches().runAfter(st, std::move(queue), f);
+    return submitted;
 }
 
 }  // namespace nvl::core

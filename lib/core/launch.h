@@ -29,6 +29,10 @@ struct LaunchRequest {
     // nvlite's own kernels (core/builtin.h): no call graph, so the local
     // memory the kernel reports is all it needs (none), whatever the stack limit.
     bool ownKernel = false;
+    // A launch a grid made (core/device_launch.h): the queue it runs with
+    // (0: a host launch) and its nesting depth.
+    uint64_t launchQueue = 0;
+    uint32_t launchDepth = 0;
 };
 
 // Loads the function's code if it is not yet (lazy loading), checks and

@@ -329,13 +329,16 @@ Status Module::unloadNow() {
     unregister();
     Context& ctx = *ctx_;
     Status s = kOk;
+    // Launches already submitted may still run its code, and the grids they
+    // launch from the device are started by nvlite's thread, which needs the
+    // module placed (core/device_launch.h): wait for all of them first.
+    if (resident_.load(std::memory_order_acquire) && ctx.active() && ctx.generation() == generation_)
+        s = ctx.noted(ctx.synchronize());
     {
         std::lock_guard lock(mutex_);
         image_ = loader::Image{};
         if (resident_.exchange(false, std::memory_order_acq_rel) && ctx.active() &&
             ctx.generation() == generation_) {
-            // Launches already submitted may still run its code.
-            s = ctx.noted(ctx.synchronize());
             for (auto& [name, g] : globals_) AddressMap::get().remove(base_ + g.imageOffset);
             ctx.heap().free(base_);
             if (placement_ == Placement::Shared) ctx.moduleGone();

@@ -25,9 +25,13 @@
 namespace nvl::core {
 
 class Context;
+class DeviceLaunchQueue;
 
-// Lanes a context has at most (lane 0 is the legacy stream's).
-inline constexpr size_t kMaxLanes = 8;
+// Lanes a context has at most (lane 0 is the legacy stream's, the last the
+// grids kernels launch: core/device_launch.h).
+inline constexpr size_t kMaxLanes = 9;
+// The lanes streams take in turn: 1 .. kStreamLanes.
+inline constexpr size_t kStreamLanes = 7;
 
 // A place on one channel's timeline: the work before it is done once the
 // channel reaches 'value'.
@@ -194,6 +198,10 @@ public:
         last_ = {};
         known_.clear();
     }
+    // The queue its grids' device-side launches go to (core/device_launch.h;
+    // set and read under DeviceLaunches' lock).
+    std::shared_ptr<DeviceLaunchQueue> deviceLaunchQueue;
+
     // cuStreamDestroy: no submission after this; returns the newest work.
     Point retire() {
         std::lock_guard lock(submitMutex_);

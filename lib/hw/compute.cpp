@@ -43,6 +43,11 @@ constexpr uint32_t kCbufGridId = 0x30;         // %gridid, 64-bit
 constexpr uint32_t kCbufEnvReg = 0x40;
 constexpr uint32_t kCbufGridWorkspaceHigh = kCbufEnvReg + 1 * 4;
 constexpr uint32_t kCbufGridWorkspaceLow = kCbufEnvReg + 2 * 4;
+// nvlite's device runtime finds a grid's launch queue in envreg3 (high half)
+// and envreg4 (low half), its nesting depth in envreg5 (core/devrt_abi.h).
+constexpr uint32_t kCbufLaunchQueueHigh = kCbufEnvReg + 3 * 4;
+constexpr uint32_t kCbufLaunchQueueLow = kCbufEnvReg + 4 * 4;
+constexpr uint32_t kCbufLaunchDepth = kCbufEnvReg + 5 * 4;
 // The generic address of the program's constant bank (3): sm_90 code
 // converting a __constant__ variable's address to a generic pointer
 // (cvta.const: format strings and constant arrays of numba, &c_array in
@@ -290,6 +295,11 @@ uint8_t* Launch::stage(Image& img, const Channel::DataSlot& slot, const Qmd& tmp
         put(kCbufGridWorkspaceHigh, hi32(workspaceVa));
         put(kCbufGridWorkspaceLow, lo32(workspaceVa));
     }
+    // Always written: the image may have been built for another launch of
+    // the kernel (a host launch and a device-side one share it).
+    put(kCbufLaunchQueueHigh, hi32(g.launchQueue));
+    put(kCbufLaunchQueueLow, lo32(g.launchQueue));
+    put(kCbufLaunchDepth, g.launchDepth);
     // ... and QMD fields: where constant bank 0 is, what the grid releases.
     Qmd& q = img.qmd;
     q.set(l.cbufAddrLower(0), (slot.va >> l.cbufAddrShift) & 0xffffffffu);

@@ -51,6 +51,10 @@ struct LaunchGeometry {
     // grid-wide barrier.
     bool cooperative = false;
     uint64_t gridId = 0;  // %gridid
+    // A kernel that launches kernels (core/device_launch.h): its launch
+    // queue's address and the grid's nesting depth, in %envreg3..5.
+    uint64_t launchQueue = 0;
+    uint32_t launchDepth = 0;
     // How many of its blocks an SM holds at once by the occupancy calculator
     // (threads, registers, barriers, shared memory): the shared-memory
     // carveout the launch asks for holds that many (a cooperative grid

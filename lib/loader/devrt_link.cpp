@@ -33,6 +33,15 @@ constexpr Export kExports[] = {
     // libcudadevrt's cooperative-groups calls (numba's grid groups).
     {"__cuda_syscall_CGS_get_intrinsic_handle", "nvl_devrt_cg_handle", 0},
     {"__cuda_syscall_CGS_sync", "nvl_devrt_cg_sync", 0},
+    // libcudadevrt's device-side launches: the CDP1 names (what code calling
+    // cudaGetParameterBufferV2 / cudaLaunchDeviceV2 directly links to, as
+    // libNVVM's device-side-launch sample does) and CDP2's.
+    {"cnpGetParameterBufferV2", "nvl_devrt_parameter_buffer", kDevrtLaunch},
+    {"cnpLaunchDeviceV2", "nvl_devrt_launch", kDevrtLaunch},
+    {"cnpSetLastError", "nvl_devrt_set_last_error", 0},
+    {"__cuda_syscall_cnpv2GetParameterBufferV2", "nvl_devrt_parameter_buffer", kDevrtLaunch},
+    {"__cuda_syscall_cnpv2LaunchDeviceV2", "nvl_devrt_launch", kDevrtLaunch},
+    {"__cuda_syscall_cnpv2SetLastError", "nvl_devrt_set_last_error", 0},
 };
 constexpr char kStateSymbol[] = "nvl_devrt_state";
 

@@ -88,7 +88,7 @@ struct Kernel {
     uint8_t devrtUses = 0;
 };
 
-enum DevrtUse : uint8_t { kDevrtFifo = 1, kDevrtHeap = 2 };
+enum DevrtUse : uint8_t { kDevrtFifo = 1, kDevrtHeap = 2, kDevrtLaunch = 4 };
 
 // A __device__ or __constant__ variable (cuModuleGetGlobal). __constant__
 // variables live inside a constant bank placed in the image: writing them is

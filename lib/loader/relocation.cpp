@@ -27,7 +27,8 @@ bool fits32(uint64_t v) { return v <= UINT32_MAX; }
 uint32_t patchWidth(uint32_t type) {
     switch (type) {
     case k32: case kG32: case k32Lo: case k32Hi: return 4;
-    case k64: case kG64: case kFuncDesc64: case kAbs32_32: case kAbs32Lo32: case kAbs32Hi32: return 8;
+    case k64: case kG64: case kFuncDesc64: case kAbs32_32: case kAbs32Lo32: case kAbs32Hi32:
+    case kFuncDesc32_32: case kFuncDesc32Lo32: case kFuncDesc32Hi32: return 8;
     case kAbs55_16_34: return 16;
     default: return 0;
     }
@@ -48,12 +49,12 @@ bool apply(uint32_t type, uint8_t* site, uint64_t value) {
         writeLe<uint32_t>(site, static_cast<uint32_t>(value));
         return true;
     case k64: case kG64: case kFuncDesc64: writeLe<uint64_t>(site, value); return true;
-    case kAbs32_32:
+    case kAbs32_32: case kFuncDesc32_32:
         if (!fits32(value)) return false;
         writeLe<uint32_t>(site + 4, static_cast<uint32_t>(value));
         return true;
-    case kAbs32Lo32: writeLe<uint32_t>(site + 4, static_cast<uint32_t>(value)); return true;
-    case kAbs32Hi32: writeLe<uint32_t>(site + 4, static_cast<uint32_t>(value >> 32)); return true;
+    case kAbs32Lo32: case kFuncDesc32Lo32: writeLe<uint32_t>(site + 4, static_cast<uint32_t>(value)); return true;
+    case kAbs32Hi32: case kFuncDesc32Hi32: writeLe<uint32_t>(site + 4, static_cast<uint32_t>(value >> 32)); return true;
     case k32Lo: writeLe<uint32_t>(site, static_cast<uint32_t>(value)); return true;
     case k32Hi: writeLe<uint32_t>(site, static_cast<uint32_t>(value >> 32)); return true;
     case kAbs55_16_34:
@@ -77,6 +78,9 @@ const char* name(uint32_t type) {
     case kAbs32_32: return "R_CUDA_ABS32_32";
     case kAbs32Lo32: return "R_CUDA_ABS32_LO_32";
     case kAbs32Hi32: return "R_CUDA_ABS32_HI_32";
+    case kFuncDesc32_32: return "R_CUDA_FUNC_DESC32_32";
+    case kFuncDesc32Lo32: return "R_CUDA_FUNC_DESC32_LO_32";
+    case kFuncDesc32Hi32: return "R_CUDA_FUNC_DESC32_HI_32";
     case kYieldOpcode9_0: return "R_CUDA_YIELD_OPCODE9_0";
     case kYieldClearPred4_87: return "R_CUDA_YIELD_CLEAR_PRED4_87";
     case k32Lo: return "R_CUDA_32_LO";

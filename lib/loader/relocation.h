@@ -30,12 +30,19 @@ enum Type : uint32_t {
     kG32 = 0x03,         // bits[0..31]   = generic address (= virtual address for global memory)
     kG64 = 0x04,         // bits[0..63]   = generic address
     // A function descriptor (the driver's to fill): in libcudadevrt's data,
-    // the kernels device-side launches would start. nvlite provides no
-    // device-side launch; it writes the function's address.
+    // the kernels its own device-side copies and fills start. nvlite's
+    // descriptor is the function's address.
     kFuncDesc64 = 0x23,  // bits[0..63]   = descriptor of S, + A
     kAbs32_32 = 0x37,    // bits[32..63]  = S+A (must fit)
     kAbs32Lo32 = 0x38,   // bits[32..63]  = low 32 bits of S+A
     kAbs32Hi32 = 0x39,   // bits[32..63]  = high 32 bits of S+A
+    // A function descriptor in an instruction's immediate: the address a
+    // device-side launch names its kernel by (cudaGetParameterBufferV2's
+    // first argument). nvlite's descriptor is the function's address, as for
+    // R_CUDA_FUNC_DESC_64; the host maps it back (core/device_launch.cpp).
+    kFuncDesc32_32 = 0x3d,   // bits[32..63] = descriptor of S, + A (must fit)
+    kFuncDesc32Lo32 = 0x3e,  // bits[32..63] = its low 32 bits
+    kFuncDesc32Hi32 = 0x3f,  // bits[32..63] = its high 32 bits
     // sm_80 code: hints that let a linker turn YIELD instructions off
     // (bits[0..8] opcode, bits[87..90] predicate); not patched.
     kYieldOpcode9_0 = 0x44,

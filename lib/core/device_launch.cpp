@@ -1,0 +1,241 @@
+#include "core/device_launch.h"
+
+#include <cstring>
+
+#include "common/trace.h"
+#include "core/context.h"
+#include "core/device.h"
+#include "core/host_func.h"
+#include "core/launch.h"
+#include "core/memory.h"
+#include "core/module.h"
+#include "core/stream.h"
+#include "hw/cpu.h"
+#include "hw/gpu.h"
+
+namespace nvl::core {
+
+// The queues' memory of one activation of a context: taken by streams, given
+// back when a stream lets go, freed at teardown.
+class LaunchQueuePool {
+public:
+    explicit LaunchQueuePool(Context& ctx) : ctx_(ctx) {}
+
+    Result<DeviceLaunchQueue::Memory> take(uint64_t count) {
+        {
+            std::lock_guard lock(mutex_);
+            for (auto it = free_.begin(); it != free_.end(); ++it) {
+                if (it->count != count) continue;
+                DeviceLaunchQueue::Memory m = std::move(*it);
+                free_.erase(it);
+                return m;
+            }
+        }
+        DeviceLaunchQueue::Memory m;
+        // Device atomics on the header: video memory, which small
+        // allocations also map for the CPU at the same address.
+        NVL_ASSIGN_OR_RETURN(DeviceHeap::Block header, ctx_.heap().alloc(sizeof(devrt::LaunchQueue)));
+        if (!header.cpuVisible) {
+            ctx_.heap().free(header.va);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        auto slots = ctx_.device().gpu().allocHost(count * devrt::kLaunchSlotBytes);
+        if (!slots) {
+            ctx_.heap().free(header.va);
+            return slots.status();
+        }
+        std::memset((*slots)->cpu(), 0, count * devrt::kLaunchSlotBytes);
+        m.headerVa = header.va;
+        m.slots = std::move(*slots);
+        m.count = count;
+        auto* h = reinterpret_cast<devrt::LaunchQueue*>(m.headerVa);
+        const devrt::LaunchQueue init{0, 0, count, m.slots->va()};
+        std::memcpy(static_cast<void*>(h), &init, sizeof init);
+        hw::writeBarrier();
+        return m;
+    }
+
+    void giveBack(DeviceLaunchQueue::Memory m) {
+        std::lock_guard lock(mutex_);
+        // After teardown the header went with the context's heap.
+        if (!released_) free_.push_back(std::move(m));
+    }
+
+    // Teardown: the GPU is idle.
+    void release() {
+        std::vector<DeviceLaunchQueue::Memory> gone;
+        {
+            std::lock_guard lock(mutex_);
+            released_ = true;
+            gone.swap(free_);
+        }
+        for (auto& m : gone) ctx_.heap().free(m.headerVa);
+    }
+
+private:
+    Context& ctx_;
+    std::mutex mutex_;
+    bool released_ = false;
+    std::vector<DeviceLaunchQueue::Memory> free_;
+};
+
+DeviceLaunchQueue::~DeviceLaunchQueue() { pool_->giveBack(std::move(mem_)); }
+
+namespace {
+
+// The drain's host function: a stream callback, so that it is called (and
+// its job freed) after a failure too.
+struct DrainJob {
+    DeviceLaunches* owner;
+    DeviceLaunches::Drain drain;
+};
+
+void CUDA_CB runDrain(CUstream, CUresult status, void* userData) {
+    std::unique_ptr<DrainJob> job(static_cast<DrainJob*>(userData));
+    if (status == CUDA_SUCCESS) (void)job->owner->drain(job->drain);
+}
+
+}  // namespace
+
+DeviceLaunches::DeviceLaunches(Context& ctx) : ctx_(ctx), pool_(std::make_shared<LaunchQueuePool>(ctx)) {}
+
+DeviceLaunches::~DeviceLaunches() = default;
+
+size_t DeviceLaunches::pendingLimit() const {
+    std::lock_guard lock(mutex_);
+    return pendingLimit_;
+}
+
+Status DeviceLaunches::setPendingLimit(size_t count) {
+    if (count == 0 || count > kMaxPendingLaunches) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard lock(mutex_);
+    pendingLimit_ = count;
+    return kOk;
+}
+
+Result<std::shared_ptr<DeviceLaunchQueue>> DeviceLaunches::queueFor(Stream& st) {
+    std::lock_guard lock(mutex_);
+    // A queue made under an older limit is replaced by one of the new size.
+    if (st.deviceLaunchQueue && st.deviceLaunchQueue->count() == pendingLimit_) return st.deviceLaunchQueue;
+    NVL_ASSIGN_OR_RETURN(DeviceLaunchQueue::Memory m, pool_->take(pendingLimit_));
+    st.deviceLaunchQueue = std::make_shared<DeviceLaunchQueue>(pool_, std::move(m));
+    return st.deviceLaunchQueue;
+}
+
+Status DeviceLaunches::runAfter(Stream& st, std::shared_ptr<DeviceLaunchQueue> queue, Function& parent) {
+    NVL_ASSIGN_OR_RETURN(HostFunctions * hf, ctx_.hostFunctions());
+    auto job = std::make_unique<DrainJob>(DrainJob{this, Drain{std::move(queue), parent.module().functions()}});
+    HostFunctions::Call call;
+    call.callback = runDrain;
+    call.userData = job.get();
+    NVL_TRY(hf->enqueue(st, call));
+    (void)job.release();  // the host function frees it
+    return kOk;
+}
+
+Status DeviceLaunches::drain(const Drain& d) {
+    Status s = runLaunches(d, 0, 1);
+    devrt::LaunchQueue* h = d.queue->header();
+    __atomic_store_n(&h->taken, uint64_t{0}, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->launched, uint64_t{0}, __ATOMIC_RELAXED);
+    hw::writeBarrier();
+    if (!s.ok()) {
+        if (trace::api()) trace::print("device-side launch failed: error %d", s.code());
+        // A fault is the context's already; a launch the host could not make
+        // fails it as a failed launch would.
+        ctx_.markFailed(Context::isFault(s.code()) ? s.code() : CUDA_ERROR_LAUNCH_FAILED);
+    }
+    return s;
+}
+
+// The launches made by the grid(s) that took slots [from, taken): in launch
+// order, each with what it launches after it (their slots above 'end').
+Status DeviceLaunches::runLaunches(const Drain& d, uint64_t from, uint32_t depth) {
+    const DeviceLaunchQueue& q = *d.queue;
+    devrt::LaunchQueue* h = q.header();
+    const uint64_t end = std::min<uint64_t>(__atomic_load_n(&h->taken, __ATOMIC_ACQUIRE), q.count());
+    const std::vector<uint64_t> order =
+        launchOrder(std::min(from, end), end, [&](uint64_t i) { return __atomic_load_n(&q.slot(i)->number, __ATOMIC_ACQUIRE); });
+    Status result = kOk;
+    if (!order.empty() && depth > devrt::kMaxLaunchDepth) result = CUDA_ERROR_LAUNCH_FAILED;
+    for (uint64_t i : order) {
+        if (!result.ok()) break;
+        const devrt::LaunchSlot slot = *q.slot(i);
+        // What this launch launches goes above the slots of its siblings.
+        __atomic_store_n(&h->taken, end, __ATOMIC_RELAXED);
+        hw::writeBarrier();
+        result = launchOne(d, slot, q.params(i), depth);
+        if (result.ok()) result = runLaunches(d, end, depth + 1);
+    }
+    for (uint64_t i = from; i < end; ++i) __atomic_store_n(&q.slot(i)->number, 0u, __ATOMIC_RELAXED);
+    __atomic_store_n(&h->taken, from, __ATOMIC_RELAXED);
+    hw::writeBarrier();
+    return result;
+}
+
+Status DeviceLaunches::launchOne(const Drain& d, const devrt::LaunchSlot& slot, const uint8_t* params, uint32_t depth) {
+    Function* f = nullptr;
+    for (const auto& fn : d.functions) {
+        if (fn->descriptor().programVa == slot.function) {
+            f = fn.get();
+            break;
+        }
+    }
+    if (!f) {
+        if (trace::api())
+            trace::print("device-side launch of 0x%llx: not a kernel of the launching module",
+                         static_cast<unsigned long long>(slot.function));
+        return CUDA_ERROR_LAUNCH_FAILED;
+    }
+    size_t bytes = f->kernel().paramBytes;
+    if (bytes > devrt::kLaunchParamBytes) return CUDA_ERROR_LAUNCH_FAILED;
+    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, const_cast<uint8_t*>(params), CU_LAUNCH_PARAM_BUFFER_SIZE, &bytes,
+                     CU_LAUNCH_PARAM_END};
+    LaunchRequest r{};
+    for (int i = 0; i < 3; ++i) {
+        r.grid[i] = slot.grid[i];
+        r.block[i] = slot.block[i];
+    }
+    r.sharedMemBytes = slot.sharedBytes;
+    r.kernelParams = nullptr;
+    r.extra = extra;
+    r.launchQueue = d.queue->va();
+    r.launchDepth = depth;
+    NVL_ASSIGN_OR_RETURN(Stream * st, launchStream());
+    Status s = launchKernel(*st, *f, r);
+    if (!s.ok()) {
+        if (trace::api()) trace::print("device-side launch refused: error %d", s.code());
+        return s;
+    }
+    return ctx_.noted(st->synchronize(false));
+}
+
+Result<Stream*> DeviceLaunches::launchStream() {
+    std::lock_guard lock(mutex_);
+    if (!stream_) {
+        auto st = std::make_shared<Stream>(ctx_, Stream::Kind::NonBlocking, CU_STREAM_NON_BLOCKING, 0);
+        NVL_ASSIGN_OR_RETURN(hw::ContextChannels::Lane lane, ctx_.laneFor(kDeviceLaunchLane));
+        st->setLane(kDeviceLaunchLane, lane);
+        stream_ = std::move(st);
+    }
+    return stream_.get();
+}
+
+void DeviceLaunches::release() {
+    std::shared_ptr<Stream> stream;
+    std::shared_ptr<DeviceLaunchQueue> legacy;
+    std::shared_ptr<LaunchQueuePool> pool;
+    {
+        std::lock_guard lock(mutex_);
+        stream.swap(stream_);
+        legacy.swap(ctx_.nullStream().deviceLaunchQueue);
+        pool = pool_;
+        pool_ = std::make_shared<LaunchQueuePool>(ctx_);
+        pendingLimit_ = kDefaultPendingLaunches;
+    }
+    if (stream) stream->reset();
+    legacy.reset();
+    pool->release();
+}
+
+}  // namespace nvl::core
