@@ -142,7 +142,7 @@ static CUfunction kernel(CUlibrary lib, const char *name) {
 static void test_tree_in_stream_order(void **state) {
     (void)state;
     CUlibrary lib = load_linked(kSource, 0);
-    ts_watchdog_arm(kWatchdogSeconds);
+    ts_watchdog_arm("test_hw_device_launch: a hang", kWatchdogSeconds);
     enum { kBlocks = 37, kPer = 128 };
     CUstream s;
     assert_cu_ok(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
@@ -182,7 +182,7 @@ static void test_tree_in_stream_order(void **state) {
 static void test_nesting_limit(void **state) {
     (void)state;
     CUlibrary lib = load_linked(kSource, 0);
-    ts_watchdog_arm(kWatchdogSeconds);
+    ts_watchdog_arm("test_hw_device_launch: a hang", kWatchdogSeconds);
     enum { kLevels = 30 };
     CUdeviceptr depths, errors;
     assert_cu_ok(cuMemAlloc(&depths, kLevels * sizeof(int)));
@@ -212,7 +212,7 @@ static void test_nesting_limit(void **state) {
 static void test_pending_launch_limit_and_mixed_parameters(void **state) {
     (void)state;
     CUlibrary lib = load_linked(kSource, 0);
-    ts_watchdog_arm(kWatchdogSeconds);
+    ts_watchdog_arm("test_hw_device_launch: a hang", kWatchdogSeconds);
     size_t pending = 0;
     assert_cu_ok(cuCtxGetLimit(&pending, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT));
     assert_int_equal(pending, 2048);
@@ -259,7 +259,7 @@ static void test_pending_launch_limit_and_mixed_parameters(void **state) {
 static void test_cdp1_names_module_unloaded_at_once(void **state) {
     (void)state;
     CUlibrary lib = load_linked(kPtxV1, 1);
-    ts_watchdog_arm(kWatchdogSeconds);
+    ts_watchdog_arm("test_hw_device_launch: a hang", kWatchdogSeconds);
     CUdeviceptr out;
     assert_cu_ok(cuMemAlloc(&out, 8 * sizeof(int)));
     assert_cu_ok(cuMemsetD32(out, 0, 8));

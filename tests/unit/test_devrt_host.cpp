@@ -11,7 +11,11 @@
 //   - __assertfail: the record, the flag, then the trap;
 //   - malloc/free: alignment, sizes, reuse, NULL for 0 and for too much,
 //     foreign and repeated frees ignored, a heap of 0 bytes, and many threads
-//     allocating, filling, checking and freeing at once (the lock-free lists).
+//     allocating, filling, checking and freeing at once (the lock-free lists);
+//   - device-side launches (cudaGetParameterBufferV2 / cudaLaunchDeviceV2's
+//     driver half): the slot a buffer is, numbers in launch order, buffers
+//     refused (launched twice, not a slot's), the queue full (NULL), the
+//     nesting limit, no queue; many threads launching, the host's order.
 // What only the GPU can show (the SASS, the calling convention, the memory
 // model of video and host memory) is in tests/hw/test_hw_devrt.c.
 #include "devrt_host_shim.h"
@@ -29,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/device_launch.h"
 #include "core/printf_fifo.h"
 
 // cmocka last: it declares its functions without extern "C".
@@ -414,6 +419,137 @@ void test_malloc_threads(void**) {
     assert_int_equal(nulls.load(), 0);  // 8 threads x 40 blocks of at most 2 KiB: far below 16 MiB
 }
 
+// ---------------------------------------------------------------- device-side launches
+
+// A launch queue of 'n' slots in host memory, as a grid sees it.
+struct Queue {
+    nvl::devrt::LaunchQueue header{};
+    std::vector<uint64_t> slotWords;
+    explicit Queue(uint64_t n) : slotWords(n * nvl::devrt::kLaunchSlotBytes / 8, 0) {
+        header.slots = n;
+        header.slotsAddress = reinterpret_cast<uint64_t>(slotWords.data());
+    }
+    nvl::devrt::LaunchSlot* slot(uint64_t i) {
+        return reinterpret_cast<nvl::devrt::LaunchSlot*>(reinterpret_cast<uint8_t*>(slotWords.data()) +
+                                                        i * nvl::devrt::kLaunchSlotBytes);
+    }
+    uint8_t* params(uint64_t i) { return reinterpret_cast<uint8_t*>(slot(i)) + nvl::devrt::kLaunchHeaderBytes; }
+};
+
+// The grid the calling thread plays: its queue and depth.
+struct GridScope {
+    GridScope(Queue* q, unsigned depth) {
+        hostLaunchQueue = q ? &q->header : nullptr;
+        hostLaunchDepth = depth;
+    }
+    ~GridScope() { hostLaunchQueue = nullptr; }
+};
+
+void test_launch_slots(void**) {
+    using namespace nvl::devrt;
+    Queue q(5);
+    GridScope grid(&q, 0);
+    void* const f = reinterpret_cast<void*>(0x7f0012345670ull);
+    void* b0 = nvl_devrt_parameter_buffer(f, LaunchDim{3, 2, 1}, LaunchDim{64, 2, 1}, 777);
+    assert_ptr_equal(b0, q.params(0));
+    assert_int_equal(q.slot(0)->function, reinterpret_cast<uint64_t>(f));
+    assert_int_equal(q.slot(0)->grid[0], 3);
+    assert_int_equal(q.slot(0)->grid[1], 2);
+    assert_int_equal(q.slot(0)->block[0], 64);
+    assert_int_equal(q.slot(0)->block[1], 2);
+    assert_int_equal(q.slot(0)->sharedBytes, 777);
+    assert_int_equal(q.slot(0)->number, 0);  // taken, not launched
+    void* b1 = nvl_devrt_parameter_buffer(f, LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0);
+    assert_ptr_equal(b1, q.params(1));
+    // Numbered in launch order, not in the order the slots were taken.
+    assert_int_equal(nvl_devrt_launch(b1, reinterpret_cast<void*>(0x4)), kCnpSuccess);
+    assert_int_equal(nvl_devrt_launch(b0, nullptr), kCnpSuccess);
+    assert_int_equal(q.slot(1)->number, 1);
+    assert_int_equal(q.slot(1)->stream, 0x4);
+    assert_int_equal(q.slot(0)->number, 2);
+    assert_int_equal(q.header.launched, 2);
+    // Launched twice, not a buffer of a slot, a slot not taken: refused.
+    assert_int_equal(nvl_devrt_launch(b0, nullptr), kCnpInvalidValue);
+    assert_int_equal(nvl_devrt_launch(static_cast<uint8_t*>(b0) + 8, nullptr), kCnpInvalidValue);
+    assert_int_equal(nvl_devrt_launch(q.params(2), nullptr), kCnpInvalidValue);
+    assert_int_equal(nvl_devrt_launch(nullptr, nullptr), kCnpInvalidValue);
+    // No function: no buffer.
+    assert_null(nvl_devrt_parameter_buffer(nullptr, LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0));
+    // The queue full: NULL (the pending launch count), the slots handed out still launch.
+    for (uint64_t i = 2; i < 5; ++i)
+        assert_ptr_equal(nvl_devrt_parameter_buffer(f, LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0), q.params(i));
+    assert_null(nvl_devrt_parameter_buffer(f, LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0));
+    assert_int_equal(nvl_devrt_launch(q.params(4), nullptr), kCnpSuccess);
+    assert_int_equal(q.slot(4)->number, 3);
+    assert_int_equal(nvl_devrt_launch(q.params(5), nullptr), kCnpInvalidValue);  // past the slots
+}
+
+void test_launch_depth_and_no_queue(void**) {
+    using namespace nvl::devrt;
+    Queue q(4);
+    void* const f = reinterpret_cast<void*>(0x1000);
+    {
+        GridScope grid(&q, kMaxLaunchDepth - 2);  // its launches are at the deepest level
+        assert_int_equal(nvl_devrt_launch(nvl_devrt_parameter_buffer(f, LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0), nullptr),
+                         kCnpSuccess);
+    }
+    {
+        GridScope grid(&q, kMaxLaunchDepth - 1);  // one level more is one too many
+        void* b = nvl_devrt_parameter_buffer(f, LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0);
+        assert_non_null(b);
+        assert_int_equal(nvl_devrt_launch(b, nullptr), kCnpMaxDepthExceeded);
+        assert_int_equal(reinterpret_cast<LaunchSlot*>(static_cast<uint8_t*>(b) - kLaunchHeaderBytes)->number, 0);
+    }
+    {
+        GridScope grid(nullptr, 0);  // a grid that runs without a queue
+        assert_null(nvl_devrt_parameter_buffer(f, LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0));
+        assert_int_equal(nvl_devrt_launch(q.params(0), nullptr), kCnpInvalidValue);
+    }
+    assert_int_equal(nvl_devrt_set_last_error(1), 0);
+}
+
+// Many threads launching at once: every launch a distinct number, and the
+// host's order (core/device_launch.h launchOrder) keeps each thread's
+// launches in the order it made them.
+void test_launch_threads(void**) {
+    using namespace nvl::devrt;
+    constexpr int kThreads = 8, kEach = 120;
+    Queue q(kThreads * kEach);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&q, t] {
+            GridScope grid(&q, 1);
+            for (int i = 0; i < kEach; ++i) {
+                auto* b = static_cast<uint32_t*>(nvl_devrt_parameter_buffer(reinterpret_cast<void*>(0x1000 + t),
+                                                                            LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0));
+                if (!b) return;
+                b[0] = static_cast<uint32_t>(t);
+                b[1] = static_cast<uint32_t>(i);
+                if (nvl_devrt_launch(b, nullptr) != kCnpSuccess) return;
+            }
+        });
+    }
+    for (auto& th : threads) th.join();
+    assert_int_equal(q.header.taken, kThreads * kEach);
+    assert_int_equal(q.header.launched, kThreads * kEach);
+    const std::vector<uint64_t> order =
+        nvl::core::launchOrder(0, q.header.taken, [&](uint64_t i) { return q.slot(i)->number; });
+    assert_int_equal(order.size(), kThreads * kEach);
+    std::vector<int> next(kThreads, 0);
+    uint32_t last = 0;
+    for (uint64_t i : order) {
+        assert_true(q.slot(i)->number > last);
+        last = q.slot(i)->number;
+        const auto* b = reinterpret_cast<const uint32_t*>(q.params(i));
+        assert_true(b[0] < kThreads);
+        assert_int_equal(b[1], next[b[0]]++);
+    }
+    // A slot taken and never launched is left out.
+    q.slot(7)->number = 0;
+    assert_int_equal(nvl::core::launchOrder(0, q.header.taken, [&](uint64_t i) { return q.slot(i)->number; }).size(),
+                     kThreads * kEach - 1);
+}
+
 }  // namespace hosttest
 
 int main() {
@@ -427,6 +563,9 @@ int main() {
         cmocka_unit_test(test_assertfail),
         cmocka_unit_test(test_malloc_free),
         cmocka_unit_test(test_malloc_threads),
+        cmocka_unit_test(test_launch_slots),
+        cmocka_unit_test(test_launch_depth_and_no_queue),
+        cmocka_unit_test(test_launch_threads),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

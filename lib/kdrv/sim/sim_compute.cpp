@@ -88,7 +88,18 @@ void launch(GpuEngine& gpu, Channel& ch, uint64_t qmdVa, int depth) {
     }
     rec.sequence = gpu.nextLaunchSequence();
     ++gpu.counters().launches;
-    const BuiltinRun builtin = runBuiltinKernel(*ch.va, rec, &faultVa);
+    BuiltinRun builtin = runBuiltinKernel(*ch.va, rec, &faultVa);
+    if (builtin == BuiltinRun::NotBuiltin && gpu.kernelBody) {
+        // A test's stand-in for the kernel.
+        struct Memory final : KernelMemory {
+            GpuVaSpace& va;
+            uint64_t* faultVa;
+            Memory(GpuVaSpace& v, uint64_t* f) : va(v), faultVa(f) {}
+            bool read(uint64_t at, void* dst, size_t n) override { return va.read(at, dst, n, faultVa); }
+            bool write(uint64_t at, const void* src, size_t n) override { return va.write(at, src, n, faultVa); }
+        } memory(*ch.va, &faultVa);
+        if (!gpu.kernelBody(rec, memory)) builtin = BuiltinRun::Faulted;
+    }
     auto& log = gpu.launches();
     if (log.size() >= config::kMaxRecordedLaunches) log.pop_front();
     log.push_back(std::move(rec));

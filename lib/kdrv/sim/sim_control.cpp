@@ -20,6 +20,12 @@ std::vector<LaunchRecord> launches() {
     return {log.begin(), log.end()};
 }
 
+void setKernelBody(KernelBody body) {
+    Sim& s = Sim::get();
+    std::lock_guard<std::mutex> g(s.lock());
+    s.gpu().kernelBody = std::move(body);
+}
+
 void clearLaunches() {
     Sim& s = Sim::get();
     std::lock_guard<std::mutex> g(s.lock());

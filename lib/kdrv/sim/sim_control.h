@@ -7,7 +7,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace nvl::kdrv::sim {
@@ -69,6 +71,23 @@ enum class InjectedFault {
     NextLaunchTrap,  // the next kernel launch executes __trap() (an SM exception):
                      // ROBUST_CHANNEL_GR_EXCEPTION, graphics engine
 };
+
+// What a test's kernel body reaches: the launching channel's GPU memory
+// (false where nothing is mapped).
+class KernelMemory {
+public:
+    virtual bool read(uint64_t va, void* dst, size_t n) = 0;
+    virtual bool write(uint64_t va, const void* src, size_t n) = 0;
+
+protected:
+    ~KernelMemory() = default;
+};
+// A test's stand-in for the kernels the simulated GPU does not run: called
+// when each launch (other than nvlite's built-in kernels) completes, before
+// its releases, on the simulator's thread (no sim call from inside). False
+// stops the grid with an MMU fault. An empty body: none (the default).
+using KernelBody = std::function<bool(const LaunchRecord&, KernelMemory&)>;
+void setKernelBody(KernelBody body);
 
 // Snapshot of the recorded launches (oldest first) and clearing it.
 std::vector<LaunchRecord> launches();

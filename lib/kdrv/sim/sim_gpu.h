@@ -113,6 +113,8 @@ public:
                 uint32_t engineType);
     // Called on NON_STALL_INTERRUPT (the Sim signals OS events).
     std::function<void(Channel&)> nonStallHook;
+    // A test's kernel body (sim_control.h setKernelBody).
+    KernelBody kernelBody;
     // NVC86F_SEM_EXECUTE_REDUCTION_* ops on a 32/64-bit value.
     static uint64_t applyReduction(uint64_t old, uint64_t payload, uint32_t op, bool payload64, bool isSigned);
 
