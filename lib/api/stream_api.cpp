@@ -126,7 +126,12 @@ Status streamQuery(CUstream hStream) {
 }
 
 Status synchronized(Context& ctx, Status s) {
-    if (s.ok()) core::MemPools::get().afterSynchronize(ctx.device());
+    // Work that failed without a fault of a channel (a device-side launch
+    // the host could not make, core/device_launch.h) left the context failed.
+    if (s.ok()) {
+        if (CUresult sticky = ctx.stickyError(); sticky != CUDA_SUCCESS) return sticky;
+        core::MemPools::get().afterSynchronize(ctx.device());
+    }
     return s;
 }
 

@@ -175,12 +175,16 @@ static void test_ctx_limits(void **state) {
     assert_cu_ok(cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, (16u << 20) + 3));
     assert_cu_ok(cuCtxGetLimit(&v, CU_LIMIT_MALLOC_HEAP_SIZE));
     assert_int_equal(v, (16u << 20) + 3);
-    /* Limits of features nvlite does not provide. */
-    static const CUlimit unsupported[] = {CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT};
-    for (size_t i = 0; i < TS_ARRAY_SIZE(unsupported); ++i) {
-        assert_cu(CUDA_ERROR_UNSUPPORTED_LIMIT, cuCtxGetLimit(&v, unsupported[i]));
-        assert_cu(CUDA_ERROR_UNSUPPORTED_LIMIT, cuCtxSetLimit(unsupported[i], 4096));
-    }
+    /* Device-side launches waiting at once: libcuda's default, then what is set. */
+    assert_cu_ok(cuCtxGetLimit(&v, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT));
+    assert_int_equal(v, 2048);
+    assert_cu_ok(cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 4093));
+    assert_cu_ok(cuCtxGetLimit(&v, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT));
+    assert_int_equal(v, 4093);
+    assert_cu(CUDA_ERROR_INVALID_VALUE, cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 0));
+    /* CDP1's synchronisation depth: a limit nvlite does not have. */
+    assert_cu(CUDA_ERROR_UNSUPPORTED_LIMIT, cuCtxGetLimit(&v, CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH));
+    assert_cu(CUDA_ERROR_UNSUPPORTED_LIMIT, cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, 4096));
     /* Read-only (libcuda 580): the opt-in shared memory per block; not a CIG context. */
     int optin = 0;
     assert_cu_ok(cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 0));

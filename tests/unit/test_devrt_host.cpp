@@ -18,6 +18,8 @@
 //     nesting limit, no queue; many threads launching, the host's order.
 // What only the GPU can show (the SASS, the calling convention, the memory
 // model of video and host memory) is in tests/hw/test_hw_devrt.c.
+// Before the shim: the standard headers it includes use __noinline__ themselves.
+#include "core/device_launch.h"
 #include "devrt_host_shim.h"
 // The device runtime itself.
 #include "../../devrt/devrt.cu"
@@ -33,7 +35,6 @@
 #include <thread>
 #include <vector>
 
-#include "core/device_launch.h"
 #include "core/printf_fifo.h"
 
 // cmocka last: it declares its functions without extern "C".
