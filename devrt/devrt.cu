@@ -479,12 +479,100 @@ __device__ __forceinline__ LaunchSlot* slotAt(const LaunchQueue* q, uint64_t ind
 
 }  // namespace
 
+// ---- cudaGetLastError / cudaPeekAtLastError: per thread, in the queue's table.
+namespace {
+
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ uint64_t gridId() {
+    uint64_t v;
+    asm("mov.u64 %0, %%gridid;" : "=l"(v));
+    return v;
+}
+__device__ __forceinline__ uint64_t casGpu(uint64_t* p, uint64_t expected, uint64_t desired) {
+    return atomicCAS(reinterpret_cast<unsigned long long*>(p), expected, desired);
+}
+#else
+inline thread_local uint64_t hostGridId = 1;
+inline uint64_t gridId() { return hostGridId; }
+inline uint64_t casGpu(uint64_t* p, uint64_t expected, uint64_t desired) {
+    return atomicCAS(reinterpret_cast<unsigned long long*>(p), expected, desired);
+}
+#endif
+
+// This thread's key (never 0) and the entry its probe starts at.
+__device__ __forceinline__ uint64_t errorKey() {
+    uint64_t k = gridId() * 0x9e3779b97f4a7c15ull;
+    k ^= (static_cast<uint64_t>(blockIdx.z) << 42) ^ (static_cast<uint64_t>(blockIdx.y) << 26) ^ blockIdx.x;
+    k = (k ^ (k >> 29)) * 0xbf58476d1ce4e5b9ull;
+    k ^= (static_cast<uint64_t>(threadIdx.z) << 20) ^ (static_cast<uint64_t>(threadIdx.y) << 10) ^ threadIdx.x;
+    k = (k ^ (k >> 32)) * 0x94d049bb133111ebull;
+    return k ? k : 1;
+}
+
+}  // namespace
+
+// libcudadevrt records a failed call's error (a cudaError_t) here, and 0 once
+// cudaGetLastError read it.
+namespace {
+
+__device__ __forceinline__ void recordLastError(LaunchQueue* q, int error) {
+    const uint64_t key = errorKey();
+    LastError* table = q->lastErrors;
+    uint32_t at = static_cast<uint32_t>(key) % kLastErrorEntries;
+    NVL_ROLLED
+    for (uint32_t i = 0; i < kLastErrorProbes; ++i) {
+        LastError* e = &table[(at + i) % kLastErrorEntries];
+        const uint64_t seen = loadVolatile(&e->key);
+        if (seen == key) {
+            if (error == 0) storeVolatile(&e->key, 0);  // read: the entry is free again
+            else storeVolatile(&e->error, static_cast<uint64_t>(error));
+            return;
+        }
+    }
+    if (error == 0) return;
+    NVL_ROLLED
+    for (uint32_t i = 0; i < kLastErrorProbes; ++i) {
+        LastError* e = &table[(at + i) % kLastErrorEntries];
+        if (casGpu(&e->key, 0, key) == 0) {
+            storeVolatile(&e->error, static_cast<uint64_t>(error));
+            return;
+        }
+    }
+    // Every entry of the probe taken: the first one's thread loses its error.
+    LastError* e = &table[at];
+    storeVolatile(&e->key, key);
+    storeVolatile(&e->error, static_cast<uint64_t>(error));
+}
+
+}  // namespace
+
+extern "C" __device__ __noinline__ int nvl_devrt_set_last_error(int error) {
+    if (LaunchQueue* q = launchQueue()) recordLastError(q, error);
+    return kCnpSuccess;
+}
+
+extern "C" __device__ __noinline__ int nvl_devrt_get_last_error() {
+    LaunchQueue* q = launchQueue();
+    if (!q) return 0;
+    const uint64_t key = errorKey();
+    const uint32_t at = static_cast<uint32_t>(key) % kLastErrorEntries;
+    NVL_ROLLED
+    for (uint32_t i = 0; i < kLastErrorProbes; ++i) {
+        LastError* e = &q->lastErrors[(at + i) % kLastErrorEntries];
+        if (loadVolatile(&e->key) == key) return static_cast<int>(loadVolatile(&e->error));
+    }
+    return 0;
+}
+
 extern "C" __device__ __noinline__ void* nvl_devrt_parameter_buffer(void* function, LaunchDim grid, LaunchDim block,
                                                                    unsigned sharedBytes) {
     LaunchQueue* q = launchQueue();
     if (!q || !function) return nullptr;
     const uint64_t index = atomicAddRelaxed(&q->taken, 1);
-    if (index >= q->slots) return nullptr;  // more pending launches than the limit
+    if (index >= q->slots) {  // more pending launches than the limit
+        recordLastError(q, kErrorLaunchPendingCountExceeded);
+        return nullptr;
+    }
     LaunchSlot* slot = slotAt(q, index);
     slot->function = reinterpret_cast<uint64_t>(function);
     slot->stream = 0;
@@ -511,6 +599,11 @@ extern "C" __device__ __noinline__ int nvl_devrt_launch(void* buffer, void* stre
     if (launchDepth() + 1 >= kMaxLaunchDepth) return kCnpMaxDepthExceeded;
     LaunchSlot* slot = reinterpret_cast<LaunchSlot*>(at);
     if (slot->number != 0) return kCnpInvalidValue;  // launched before
+    // The geometry the device takes (what the kernel allows is the host's to check).
+    const uint64_t threads = static_cast<uint64_t>(slot->block[0]) * slot->block[1] * slot->block[2];
+    if (slot->grid[0] == 0 || slot->grid[1] == 0 || slot->grid[2] == 0 || slot->grid[0] > 0x7fffffffu ||
+        slot->grid[1] > 65535 || slot->grid[2] > 65535 || threads == 0 || threads > 1024 || slot->block[2] > 64)
+        return kCnpInvalidConfiguration;
     slot->stream = reinterpret_cast<uint64_t>(stream);
     const uint64_t number = atomicAddRelaxed(&q->launched, 1) + 1;
     // The parameters the caller wrote and the header, before the number.
@@ -519,9 +612,18 @@ extern "C" __device__ __noinline__ int nvl_devrt_launch(void* buffer, void* stre
     return kCnpSuccess;
 }
 
-// The error libcudadevrt records for cudaGetLastError (nvlite provides no
-// cudaGetLastError in device code: nothing reads it).
-extern "C" __device__ __noinline__ int nvl_devrt_set_last_error(int) { return 0; }
+// ---- Device-side streams: every launch runs in one order (the host's), so
+// a stream is a name only.
+extern "C" __device__ __noinline__ int nvl_devrt_stream_create(uint64_t* stream, unsigned) {
+    LaunchQueue* q = launchQueue();
+    if (!q || !stream) return kCnpInvalidValue;
+    *stream = kDeviceStreamTag | (atomicAddRelaxed(&q->streams, 1) + 1);
+    return kCnpSuccess;
+}
+
+extern "C" __device__ __noinline__ int nvl_devrt_stream_destroy(uint64_t stream) {
+    return (stream & kDeviceStreamTag) ? kCnpSuccess : kCnpInvalidValue;
+}
 
 // ------------------------------------------------------------ cooperative groups
 

@@ -49,8 +49,9 @@ public:
         m.slots = std::move(*slots);
         m.count = count;
         auto* h = reinterpret_cast<devrt::LaunchQueue*>(m.headerVa);
-        const devrt::LaunchQueue init{0, 0, count, m.slots->va()};
-        std::memcpy(static_cast<void*>(h), &init, sizeof init);
+        std::memset(static_cast<void*>(h), 0, sizeof *h);
+        const uint64_t fields[4] = {0, 0, count, m.slots->va()};
+        std::memcpy(static_cast<void*>(h), fields, sizeof fields);
         hw::writeBarrier();
         return m;
     }

@@ -107,14 +107,36 @@ inline constexpr uint32_t kEnvRegLaunchDepth = 5;
 inline constexpr int kCnpSuccess = 0;
 inline constexpr int kCnpInvalidValue = 1;          // cudaErrorInvalidValue
 inline constexpr int kCnpMaxDepthExceeded = 5;      // cudaErrorLaunchMaxDepthExceeded
+inline constexpr int kCnpInvalidConfiguration = 7;  // cudaErrorInvalidConfiguration
 inline constexpr int kCnpPendingCountExceeded = 12; // cudaErrorLaunchPendingCountExceeded
+// What cudaGetLastError says after a launch found no slot (the wrapper
+// records nothing when cudaGetParameterBufferV2 returns NULL).
+inline constexpr int kErrorLaunchPendingCountExceeded = 69;  // cudaErrorLaunchPendingCountExceeded
+
+// cudaGetLastError in device code: the error a thread's last failed
+// device-runtime call left (what libcudadevrt records through
+// cnpSetLastError), kept per thread in a small table (key: the grid's
+// %gridid, block and thread; 0: free) of the queue. A thread whose entry a
+// collision took reads no error.
+inline constexpr uint32_t kLastErrorEntries = 256;
+inline constexpr uint32_t kLastErrorProbes = 8;
+struct LastError {
+    uint64_t key;
+    uint64_t error;
+};
 
 struct LaunchQueue {
     uint64_t taken;         // slots handed out (device atomic; may pass 'slots')
     uint64_t launched;      // launches numbered (device atomic)
     uint64_t slots;         // how many slots there are
     uint64_t slotsAddress;  // the first slot (host memory), kLaunchSlotBytes each
+    uint64_t streams;       // device-side streams made (device atomic)
+    uint64_t reserved[3];
+    LastError lastErrors[kLastErrorEntries];
 };
+// What cudaStreamCreateWithFlags gives a kernel: this bit and a number
+// (never 0, nor one of CUDA's special stream handles).
+inline constexpr uint64_t kDeviceStreamTag = uint64_t{1} << 48;
 
 struct LaunchSlot {
     uint64_t function;      // the function descriptor the kernel passed

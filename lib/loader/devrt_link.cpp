@@ -38,10 +38,16 @@ constexpr Export kExports[] = {
     // libNVVM's device-side-launch sample does) and CDP2's.
     {"cnpGetParameterBufferV2", "nvl_devrt_parameter_buffer", kDevrtLaunch},
     {"cnpLaunchDeviceV2", "nvl_devrt_launch", kDevrtLaunch},
-    {"cnpSetLastError", "nvl_devrt_set_last_error", 0},
+    {"cnpSetLastError", "nvl_devrt_set_last_error", kDevrtLaunch},
+    {"cnpGetLastError", "nvl_devrt_get_last_error", kDevrtLaunch},
+    {"cnpStreamCreate", "nvl_devrt_stream_create", kDevrtLaunch},
+    {"cnpStreamDestroy", "nvl_devrt_stream_destroy", kDevrtLaunch},
     {"__cuda_syscall_cnpv2GetParameterBufferV2", "nvl_devrt_parameter_buffer", kDevrtLaunch},
     {"__cuda_syscall_cnpv2LaunchDeviceV2", "nvl_devrt_launch", kDevrtLaunch},
-    {"__cuda_syscall_cnpv2SetLastError", "nvl_devrt_set_last_error", 0},
+    {"__cuda_syscall_cnpv2SetLastError", "nvl_devrt_set_last_error", kDevrtLaunch},
+    {"__cuda_syscall_cnpv2GetLastError", "nvl_devrt_get_last_error", kDevrtLaunch},
+    {"__cuda_syscall_cnpv2StreamCreate", "nvl_devrt_stream_create", kDevrtLaunch},
+    {"__cuda_syscall_cnpv2StreamDestroy", "nvl_devrt_stream_destroy", kDevrtLaunch},
 };
 constexpr char kStateSymbol[] = "nvl_devrt_state";
 

@@ -12,7 +12,12 @@
  *     beyond answers cudaErrorLaunchMaxDepthExceeded;
  *   - the explicit API (cudaGetParameterBufferV2 / cudaLaunchDeviceV2) with
  *     parameters of mixed sizes, and CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
- *     beyond it the buffer is NULL, the launches within run;
+ *     beyond it the buffer is NULL (cudaGetLastError says why), the launches
+ *     within run;
+ *   - device-side streams (made, launched into, destroyed), the special
+ *     streams (tail launch, fire and forget), a geometry the device refuses
+ *     (cudaErrorInvalidConfiguration, kept for cudaPeekAtLastError, cleared
+ *     by cudaGetLastError);
  *   - PTX calling cudaGetParameterBufferV2 / cudaLaunchDeviceV2 directly (the
  *     CDP1 names libNVVM's device-side-launch sample links to), its module
  *     unloaded right after the launch.
@@ -64,10 +69,24 @@ static const char kSource[] =
     "extern \"C\" __global__ void mixed(char c, double d, short s, long long* out, int i) {\n"
     "    out[0] = c; out[1] = (long long)(d * 4); out[2] = s; out[3] = i;\n"
     "}\n"
+    "// Device-side streams and cudaGetLastError.\n"
+    "extern \"C\" __global__ void streams(int* out, int* errors) {\n"
+    "    cudaStream_t s;\n"
+    "    errors[0] = (int)cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);\n"
+    "    leaf<<<1, 4, 0, s>>>(out, 41);\n"
+    "    errors[1] = (int)cudaGetLastError();\n"
+    "    errors[2] = (int)cudaStreamDestroy(s);\n"
+    "    leaf<<<1, 4, 0, cudaStreamTailLaunch>>>(out + 4, 42);\n"
+    "    leaf<<<1, 4, 0, cudaStreamFireAndForget>>>(out + 8, 43);\n"
+    "    leaf<<<1, 2048>>>(out + 12, 44);\n"
+    "    errors[3] = (int)cudaPeekAtLastError();\n"
+    "    errors[4] = (int)cudaGetLastError();\n"
+    "    errors[5] = (int)cudaGetLastError();\n"
+    "}\n"
     "extern \"C\" __global__ void burst(long long* outs, int* results) {\n"
     "    const int t = threadIdx.x;\n"
     "    Mixed* m = (Mixed*)cudaGetParameterBufferV2((void*)mixed, dim3(1), dim3(1), 0);\n"
-    "    if (!m) { results[t] = -1; return; }\n"
+    "    if (!m) { results[t] = -1000 - (int)cudaGetLastError(); return; }\n"
     "    m->c = (char)(t + 3); m->d = t + 0.25; m->s = (short)(-100 * t); m->out = outs + 4 * t; m->i = 12345 + t;\n"
     "    results[t] = (int)cudaLaunchDeviceV2(m, 0);\n"
     "}\n";
@@ -236,7 +255,7 @@ static void test_pending_launch_limit_and_mixed_parameters(void **state) {
         assert_cu_ok(cuMemcpyDtoH(res, results, sizeof res));
         int launched = 0;
         for (int t = 0; t < kThreads; ++t) {
-            if (res[t] == -1) {
+            if (res[t] == -1069) { /* NULL, cudaGetLastError: cudaErrorLaunchPendingCountExceeded */
                 assert_int_equal(got[4 * t], 0x1111111111111111LL);
                 continue;
             }
@@ -253,6 +272,35 @@ static void test_pending_launch_limit_and_mixed_parameters(void **state) {
     ts_watchdog_disarm();
     assert_cu_ok(cuMemFree(outs));
     assert_cu_ok(cuMemFree(results));
+    assert_cu_ok(cuLibraryUnload(lib));
+}
+
+static void test_device_streams_and_last_error(void **state) {
+    (void)state;
+    CUlibrary lib = load_linked(kSource, 0);
+    ts_watchdog_arm("test_hw_device_launch: a hang", kWatchdogSeconds);
+    CUdeviceptr out, errors;
+    assert_cu_ok(cuMemAlloc(&out, 16 * sizeof(int)));
+    assert_cu_ok(cuMemAlloc(&errors, 6 * sizeof(int)));
+    assert_cu_ok(cuMemsetD32(out, 0, 16));
+    assert_cu_ok(cuMemsetD32(errors, 0x7777, 6));
+    void *params[] = {&out, &errors};
+    assert_cu_ok(cuLaunchKernel(kernel(lib, "streams"), 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+    assert_cu_ok(cuCtxSynchronize());
+    int got[16], err[6];
+    assert_cu_ok(cuMemcpyDtoH(got, out, sizeof got));
+    assert_cu_ok(cuMemcpyDtoH(err, errors, sizeof err));
+    for (int i = 0; i < 12; ++i) assert_int_equal(got[i], 41 + i / 4);
+    for (int i = 12; i < 16; ++i) assert_int_equal(got[i], 0); /* 2048 threads: never launched */
+    assert_int_equal(err[0], 0);
+    assert_int_equal(err[1], 0);
+    assert_int_equal(err[2], 0);
+    assert_int_equal(err[3], 9); /* cudaErrorInvalidConfiguration, peeked */
+    assert_int_equal(err[4], 9); /* then read */
+    assert_int_equal(err[5], 0); /* and gone */
+    ts_watchdog_disarm();
+    assert_cu_ok(cuMemFree(out));
+    assert_cu_ok(cuMemFree(errors));
     assert_cu_ok(cuLibraryUnload(lib));
 }
 
@@ -281,6 +329,7 @@ int main(void) {
         TEST(test_tree_in_stream_order),
         TEST(test_nesting_limit),
         TEST(test_pending_launch_limit_and_mixed_parameters),
+        TEST(test_device_streams_and_last_error),
         TEST(test_cdp1_names_module_unloaded_at_once),
     };
     return cmocka_run_group_tests_name("hw_device_launch", tests, NULL, NULL);

@@ -15,7 +15,8 @@
 //   - device-side launches (cudaGetParameterBufferV2 / cudaLaunchDeviceV2's
 //     driver half): the slot a buffer is, numbers in launch order, buffers
 //     refused (launched twice, not a slot's), the queue full (NULL), the
-//     nesting limit, no queue; many threads launching, the host's order.
+//     nesting limit, no queue; many threads launching, the host's order;
+//     cudaGetLastError's per-thread table, device-side stream names.
 // What only the GPU can show (the SASS, the calling convention, the memory
 // model of video and host memory) is in tests/hw/test_hw_devrt.c.
 // Before the shim: the standard headers it includes use __noinline__ themselves.
@@ -448,7 +449,7 @@ struct GridScope {
 
 void test_launch_slots(void**) {
     using namespace nvl::devrt;
-    Queue q(5);
+    Queue q(11);
     GridScope grid(&q, 0);
     void* const f = reinterpret_cast<void*>(0x7f0012345670ull);
     void* b0 = nvl_devrt_parameter_buffer(f, LaunchDim{3, 2, 1}, LaunchDim{64, 2, 1}, 777);
@@ -474,15 +475,27 @@ void test_launch_slots(void**) {
     assert_int_equal(nvl_devrt_launch(static_cast<uint8_t*>(b0) + 8, nullptr), kCnpInvalidValue);
     assert_int_equal(nvl_devrt_launch(q.params(2), nullptr), kCnpInvalidValue);
     assert_int_equal(nvl_devrt_launch(nullptr, nullptr), kCnpInvalidValue);
+    // A geometry the device does not take.
+    for (LaunchDim bad : {LaunchDim{0, 1, 1}, LaunchDim{1, 65536, 1}, LaunchDim{1, 1, 0}}) {
+        void* b = nvl_devrt_parameter_buffer(f, bad, LaunchDim{1, 1, 1}, 0);
+        assert_int_equal(nvl_devrt_launch(b, nullptr), kCnpInvalidConfiguration);
+    }
+    for (LaunchDim bad : {LaunchDim{2048, 1, 1}, LaunchDim{1, 1, 65}, LaunchDim{32, 32, 2}}) {
+        void* b = nvl_devrt_parameter_buffer(f, LaunchDim{1, 1, 1}, bad, 0);
+        assert_int_equal(nvl_devrt_launch(b, nullptr), kCnpInvalidConfiguration);
+    }
     // No function: no buffer.
     assert_null(nvl_devrt_parameter_buffer(nullptr, LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0));
     // The queue full: NULL (the pending launch count), the slots handed out still launch.
-    for (uint64_t i = 2; i < 5; ++i)
+    for (uint64_t i = 8; i < 11; ++i)
         assert_ptr_equal(nvl_devrt_parameter_buffer(f, LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0), q.params(i));
+    assert_int_equal(nvl_devrt_get_last_error(), 0);
     assert_null(nvl_devrt_parameter_buffer(f, LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0));
-    assert_int_equal(nvl_devrt_launch(q.params(4), nullptr), kCnpSuccess);
-    assert_int_equal(q.slot(4)->number, 3);
-    assert_int_equal(nvl_devrt_launch(q.params(5), nullptr), kCnpInvalidValue);  // past the slots
+    assert_int_equal(nvl_devrt_get_last_error(), kErrorLaunchPendingCountExceeded);
+    assert_int_equal(nvl_devrt_set_last_error(0), kCnpSuccess);
+    assert_int_equal(nvl_devrt_launch(q.params(10), nullptr), kCnpSuccess);
+    assert_int_equal(q.slot(10)->number, 3);
+    assert_int_equal(nvl_devrt_launch(q.params(11), nullptr), kCnpInvalidValue);  // past the slots
 }
 
 void test_launch_depth_and_no_queue(void**) {
@@ -507,6 +520,57 @@ void test_launch_depth_and_no_queue(void**) {
         assert_int_equal(nvl_devrt_launch(q.params(0), nullptr), kCnpInvalidValue);
     }
     assert_int_equal(nvl_devrt_set_last_error(1), 0);
+}
+
+// cudaGetLastError's table (per thread) and device-side streams (names).
+void test_last_error_and_streams(void**) {
+    using namespace nvl::devrt;
+    Queue q(2);
+    GridScope grid(&q, 0);
+    threadIdx = {0, 0, 0};
+    blockIdx = {3, 0, 0};
+    assert_int_equal(nvl_devrt_get_last_error(), 0);
+    assert_int_equal(nvl_devrt_set_last_error(69), kCnpSuccess);
+    assert_int_equal(nvl_devrt_get_last_error(), 69);
+    assert_int_equal(nvl_devrt_get_last_error(), 69);  // peeking does not clear it
+    threadIdx.x = 5;  // another thread: its own
+    assert_int_equal(nvl_devrt_get_last_error(), 0);
+    assert_int_equal(nvl_devrt_set_last_error(65), kCnpSuccess);
+    threadIdx.x = 0;
+    assert_int_equal(nvl_devrt_get_last_error(), 69);
+    assert_int_equal(nvl_devrt_set_last_error(0), kCnpSuccess);  // what cudaGetLastError does after reading
+    assert_int_equal(nvl_devrt_get_last_error(), 0);
+    threadIdx.x = 5;
+    assert_int_equal(nvl_devrt_get_last_error(), 65);
+    hostGridId = 2;  // the same thread of another grid
+    assert_int_equal(nvl_devrt_get_last_error(), 0);
+    hostGridId = 1;
+    // More failing threads than the table holds: never a wrong error, at
+    // worst none.
+    for (unsigned t = 0; t < 3 * kLastErrorEntries; ++t) {
+        threadIdx.x = 100 + t;
+        nvl_devrt_set_last_error(static_cast<int>(1 + t % 50));
+    }
+    int kept = 0;
+    for (unsigned t = 0; t < 3 * kLastErrorEntries; ++t) {
+        threadIdx.x = 100 + t;
+        const int e = nvl_devrt_get_last_error();
+        if (e != 0) {
+            assert_int_equal(e, static_cast<int>(1 + t % 50));
+            ++kept;
+        }
+    }
+    assert_true(kept >= static_cast<int>(kLastErrorEntries / 2));
+    threadIdx.x = 0;
+
+    uint64_t s1 = 0, s2 = 0;
+    assert_int_equal(nvl_devrt_stream_create(&s1, 1), kCnpSuccess);
+    assert_int_equal(nvl_devrt_stream_create(&s2, 0), kCnpSuccess);
+    assert_true(s1 != s2 && (s1 & kDeviceStreamTag) && (s2 & kDeviceStreamTag));
+    assert_int_equal(nvl_devrt_stream_destroy(s1), kCnpSuccess);
+    assert_int_equal(nvl_devrt_stream_destroy(0), kCnpInvalidValue);
+    assert_int_equal(nvl_devrt_stream_create(nullptr, 0), kCnpInvalidValue);
+    blockIdx = {0, 0, 0};
 }
 
 // Many threads launching at once: every launch a distinct number, and the
@@ -567,6 +631,7 @@ int main() {
         cmocka_unit_test(test_launch_slots),
         cmocka_unit_test(test_launch_depth_and_no_queue),
         cmocka_unit_test(test_launch_threads),
+        cmocka_unit_test(test_last_error_and_streams),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
