@@ -449,16 +449,10 @@ __device__ __forceinline__ unsigned envReg4() {
     asm("mov.u32 %0, %%envreg4;" : "=r"(v));
     return v;
 }
-__device__ __forceinline__ unsigned envReg5() {
-    unsigned v;
-    asm("mov.u32 %0, %%envreg5;" : "=r"(v));
-    return v;
-}
 __device__ __forceinline__ LaunchQueue* launchQueue() {
-    static_assert(kEnvRegLaunchQueueHigh == 3 && kEnvRegLaunchQueueLow == 4 && kEnvRegLaunchDepth == 5, "envregs");
+    static_assert(kEnvRegLaunchQueueHigh == 3 && kEnvRegLaunchQueueLow == 4, "envregs");
     return reinterpret_cast<LaunchQueue*>(static_cast<uint64_t>(envReg3()) << 32 | envReg4());
 }
-__device__ __forceinline__ unsigned launchDepth() { return envReg5(); }
 __device__ __forceinline__ uint64_t atomicAddRelaxed(uint64_t* p, uint64_t v) {
     uint64_t old;
     asm volatile("atom.add.relaxed.gpu.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
@@ -467,9 +461,7 @@ __device__ __forceinline__ uint64_t atomicAddRelaxed(uint64_t* p, uint64_t v) {
 #else
 // The host build: what the test set for the calling thread.
 inline thread_local LaunchQueue* hostLaunchQueue = nullptr;
-inline thread_local unsigned hostLaunchDepth = 0;
 inline LaunchQueue* launchQueue() { return hostLaunchQueue; }
-inline unsigned launchDepth() { return hostLaunchDepth; }
 inline uint64_t atomicAddRelaxed(uint64_t* p, uint64_t v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 #endif
 
@@ -569,10 +561,9 @@ extern "C" __device__ __noinline__ void* nvl_devrt_parameter_buffer(void* functi
     LaunchQueue* q = launchQueue();
     if (!q || !function) return nullptr;
     const uint64_t index = atomicAddRelaxed(&q->taken, 1);
-    if (index >= q->slots) {  // more pending launches than the limit
-        recordLastError(q, kErrorLaunchPendingCountExceeded);
-        return nullptr;
-    }
+    // More pending launches than the limit: the overflow slot's buffer, which
+    // cudaLaunchDeviceV2 refuses.
+    if (index >= q->slots) return reinterpret_cast<uint8_t*>(slotAt(q, q->slots)) + kLaunchHeaderBytes;
     LaunchSlot* slot = slotAt(q, index);
     slot->function = reinterpret_cast<uint64_t>(function);
     slot->stream = 0;
@@ -592,11 +583,11 @@ extern "C" __device__ __noinline__ int nvl_devrt_launch(void* buffer, void* stre
     if (!q) return kCnpInvalidValue;
     // Only a buffer nvl_devrt_parameter_buffer handed out in this queue.
     const uint64_t at = reinterpret_cast<uint64_t>(buffer) - kLaunchHeaderBytes;
+    if (at == reinterpret_cast<uint64_t>(slotAt(q, q->slots))) return kCnpPendingCountExceeded;
     const uint64_t taken = loadVolatile(&q->taken) < q->slots ? loadVolatile(&q->taken) : q->slots;
     if (at < q->slotsAddress || (at - q->slotsAddress) % kLaunchSlotBytes != 0 ||
         (at - q->slotsAddress) / kLaunchSlotBytes >= taken)
         return kCnpInvalidValue;
-    if (launchDepth() + 1 >= kMaxLaunchDepth) return kCnpMaxDepthExceeded;
     LaunchSlot* slot = reinterpret_cast<LaunchSlot*>(at);
     if (slot->number != 0) return kCnpInvalidValue;  // launched before
     // The geometry the device takes (what the kernel allows is the host's to check).

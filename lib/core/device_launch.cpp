@@ -39,12 +39,14 @@ public:
             ctx_.heap().free(header.va);
             return CUDA_ERROR_OUT_OF_MEMORY;
         }
-        auto slots = ctx_.device().gpu().allocHost(count * devrt::kLaunchSlotBytes);
+        // The slots, and the overflow slot after them.
+        const uint64_t bytes = (count + 1) * devrt::kLaunchSlotBytes;
+        auto slots = ctx_.device().gpu().allocHost(bytes);
         if (!slots) {
             ctx_.heap().free(header.va);
             return slots.status();
         }
-        std::memset((*slots)->cpu(), 0, count * devrt::kLaunchSlotBytes);
+        std::memset((*slots)->cpu(), 0, bytes);
         m.headerVa = header.va;
         m.slots = std::move(*slots);
         m.count = count;
@@ -107,8 +109,14 @@ size_t DeviceLaunches::pendingLimit() const {
     return pendingLimit_;
 }
 
+// libcuda's launches fail once more are pending than the limit rounded up
+// to a multiple of 32 (at least 32): seen on the H200 with limits 1 and 17.
+uint64_t DeviceLaunches::slotsFor(size_t limit) {
+    return std::max<uint64_t>(kSlotGranule, (limit + kSlotGranule - 1) / kSlotGranule * kSlotGranule);
+}
+
 Status DeviceLaunches::setPendingLimit(size_t count) {
-    if (count == 0 || count > kMaxPendingLaunches) return CUDA_ERROR_INVALID_VALUE;
+    if (count > kMaxPendingLaunches) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard lock(mutex_);
     pendingLimit_ = count;
     return kOk;
@@ -117,8 +125,9 @@ Status DeviceLaunches::setPendingLimit(size_t count) {
 Result<std::shared_ptr<DeviceLaunchQueue>> DeviceLaunches::queueFor(Stream& st) {
     std::lock_guard lock(mutex_);
     // A queue made under an older limit is replaced by one of the new size.
-    if (st.deviceLaunchQueue && st.deviceLaunchQueue->count() == pendingLimit_) return st.deviceLaunchQueue;
-    NVL_ASSIGN_OR_RETURN(DeviceLaunchQueue::Memory m, pool_->take(pendingLimit_));
+    const uint64_t slots = slotsFor(pendingLimit_);
+    if (st.deviceLaunchQueue && st.deviceLaunchQueue->count() == slots) return st.deviceLaunchQueue;
+    NVL_ASSIGN_OR_RETURN(DeviceLaunchQueue::Memory m, pool_->take(slots));
     st.deviceLaunchQueue = std::make_shared<DeviceLaunchQueue>(pool_, std::move(m));
     return st.deviceLaunchQueue;
 }
@@ -135,7 +144,7 @@ Status DeviceLaunches::runAfter(Stream& st, std::shared_ptr<DeviceLaunchQueue> q
 }
 
 Status DeviceLaunches::drain(const Drain& d) {
-    Status s = runLaunches(d, 0, 1);
+    Status s = runLaunches(d);
     devrt::LaunchQueue* h = d.queue->header();
     __atomic_store_n(&h->taken, uint64_t{0}, __ATOMIC_RELAXED);
     __atomic_store_n(&h->launched, uint64_t{0}, __ATOMIC_RELAXED);
@@ -149,28 +158,47 @@ Status DeviceLaunches::drain(const Drain& d) {
     return s;
 }
 
-// The launches made by the grid(s) that took slots [from, taken): in launch
-// order, each with what it launches after it (their slots above 'end').
-Status DeviceLaunches::runLaunches(const Drain& d, uint64_t from, uint32_t depth) {
+// Depth first, without recursion (the depth is bounded by the slots only):
+// a level is the launches one grid made (the slots [from, end) it took, in
+// launch order); each launch runs, then the level of what it launched (the
+// slots above 'end'), then the next launch. A level's slots are free again
+// once it is done.
+Status DeviceLaunches::runLaunches(const Drain& d) {
     const DeviceLaunchQueue& q = *d.queue;
     devrt::LaunchQueue* h = q.header();
-    const uint64_t end = std::min<uint64_t>(__atomic_load_n(&h->taken, __ATOMIC_ACQUIRE), q.count());
-    const std::vector<uint64_t> order =
-        launchOrder(std::min(from, end), end, [&](uint64_t i) { return __atomic_load_n(&q.slot(i)->number, __ATOMIC_ACQUIRE); });
+    struct Level {
+        uint64_t from, end;
+        std::vector<uint64_t> order;
+        size_t next = 0;
+    };
+    auto levelFrom = [&](uint64_t from) {
+        Level l;
+        l.end = std::max(from, std::min<uint64_t>(__atomic_load_n(&h->taken, __ATOMIC_ACQUIRE), q.count()));
+        l.from = from;
+        l.order = launchOrder(from, l.end, [&](uint64_t i) { return __atomic_load_n(&q.slot(i)->number, __ATOMIC_ACQUIRE); });
+        return l;
+    };
+    std::vector<Level> levels;
+    levels.push_back(levelFrom(0));
     Status result = kOk;
-    if (!order.empty() && depth > devrt::kMaxLaunchDepth) result = CUDA_ERROR_LAUNCH_FAILED;
-    for (uint64_t i : order) {
-        if (!result.ok()) break;
+    while (!levels.empty()) {
+        Level& l = levels.back();
+        if (!result.ok() || l.next == l.order.size()) {
+            for (uint64_t i = l.from; i < l.end; ++i) __atomic_store_n(&q.slot(i)->number, 0u, __ATOMIC_RELAXED);
+            __atomic_store_n(&h->taken, l.from, __ATOMIC_RELAXED);
+            hw::writeBarrier();
+            levels.pop_back();
+            continue;
+        }
+        const uint64_t i = l.order[l.next++];
+        const uint64_t end = l.end;
         const devrt::LaunchSlot slot = *q.slot(i);
         // What this launch launches goes above the slots of its siblings.
         __atomic_store_n(&h->taken, end, __ATOMIC_RELAXED);
         hw::writeBarrier();
-        result = launchOne(d, slot, q.params(i), depth);
-        if (result.ok()) result = runLaunches(d, end, depth + 1);
+        result = launchOne(d, slot, q.params(i), static_cast<uint32_t>(std::min<size_t>(levels.size(), UINT32_MAX)));
+        if (result.ok()) levels.push_back(levelFrom(end));
     }
-    for (uint64_t i = from; i < end; ++i) __atomic_store_n(&q.slot(i)->number, 0u, __ATOMIC_RELAXED);
-    __atomic_store_n(&h->taken, from, __ATOMIC_RELAXED);
-    hw::writeBarrier();
     return result;
 }
 

@@ -19,8 +19,9 @@
 // grid ends (CUDA makes no promise that they run at the same time), the
 // launches of one grid run one after another whatever stream they name
 // (the block's own, cudaStreamFireAndForget, cudaStreamTailLaunch: ordered
-// in each), up to CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT launches of one
-// grid and those of its descendants waiting at once, 24 levels deep. A
+// in each), up to CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT launches (rounded
+// up to a multiple of 32, as libcuda) of one grid and its descendants
+// waiting at once, at any depth (a chain holds a slot per level). A
 // launch the host cannot make (a function that is not a kernel of the
 // module, parameters beyond 4 KiB, a geometry the device refuses) makes the
 // context fail with CUDA_ERROR_LAUNCH_FAILED.
@@ -90,6 +91,9 @@ public:
     static constexpr size_t kDefaultPendingLaunches = 2048;
     // The most slots a queue may have (the limit beyond: CUDA_ERROR_INVALID_VALUE).
     static constexpr size_t kMaxPendingLaunches = size_t{1} << 20;
+    // The slots a queue has for a limit: a multiple of this, at least one.
+    static constexpr uint64_t kSlotGranule = 32;
+    static uint64_t slotsFor(size_t limit);
 
     explicit DeviceLaunches(Context& ctx);
     ~DeviceLaunches();
@@ -120,7 +124,7 @@ public:
     Status drain(const Drain& d);
 
 private:
-    Status runLaunches(const Drain& d, uint64_t from, uint32_t depth);
+    Status runLaunches(const Drain& d);
     Status launchOne(const Drain& d, const devrt::LaunchSlot& slot, const uint8_t* params, uint32_t depth);
     Result<Stream*> launchStream();
 

@@ -89,7 +89,12 @@ static_assert(sizeof(HostBlock) <= kHostBlockBytes, "HostBlock grew");
 // itself (LaunchQueue) is device memory (device atomics only); its slots are
 // host memory (the host reads them). A launch takes a slot, whose parameter
 // area is the buffer cudaGetParameterBufferV2 returns; cudaLaunchDeviceV2
-// numbers the slot in launch order. Once the grid is done the host starts
+// numbers the slot in launch order. When every slot is taken, the buffer is
+// the overflow slot's (after the last; shared, never launched) and the
+// launch answers cudaErrorLaunchPendingCountExceeded, as libcuda's does
+// (seen on the H200: its buffers never run out, its launches do). There is
+// no nesting limit (libcuda's CDP2 launched 30 levels deep on the H200);
+// each level holds a slot until what it launched is done. Once the grid is done the host starts
 // the launches it numbered, in that order, each grid after the one before it
 // (and after what that one launched) is done; they run with the same queue,
 // their slots above the launcher's.
@@ -99,19 +104,14 @@ static_assert(sizeof(HostBlock) <= kHostBlockBytes, "HostBlock grew");
 inline constexpr uint32_t kLaunchHeaderBytes = 128;
 inline constexpr uint32_t kLaunchParamBytes = 4096;  // CUDA's limit for a device-side launch
 inline constexpr uint32_t kLaunchSlotBytes = kLaunchHeaderBytes + kLaunchParamBytes;
-inline constexpr uint32_t kMaxLaunchDepth = 24;      // CUDA's nesting limit
 inline constexpr uint32_t kEnvRegLaunchQueueHigh = 3;
 inline constexpr uint32_t kEnvRegLaunchQueueLow = 4;
 inline constexpr uint32_t kEnvRegLaunchDepth = 5;
 
 inline constexpr int kCnpSuccess = 0;
 inline constexpr int kCnpInvalidValue = 1;          // cudaErrorInvalidValue
-inline constexpr int kCnpMaxDepthExceeded = 5;      // cudaErrorLaunchMaxDepthExceeded
 inline constexpr int kCnpInvalidConfiguration = 7;  // cudaErrorInvalidConfiguration
 inline constexpr int kCnpPendingCountExceeded = 12; // cudaErrorLaunchPendingCountExceeded
-// What cudaGetLastError says after a launch found no slot (the wrapper
-// records nothing when cudaGetParameterBufferV2 returns NULL).
-inline constexpr int kErrorLaunchPendingCountExceeded = 69;  // cudaErrorLaunchPendingCountExceeded
 
 // cudaGetLastError in device code: the error a thread's last failed
 // device-runtime call left (what libcudadevrt records through
@@ -128,7 +128,7 @@ struct LastError {
 struct LaunchQueue {
     uint64_t taken;         // slots handed out (device atomic; may pass 'slots')
     uint64_t launched;      // launches numbered (device atomic)
-    uint64_t slots;         // how many slots there are
+    uint64_t slots;         // how many slots there are (one more follows: the overflow slot)
     uint64_t slotsAddress;  // the first slot (host memory), kLaunchSlotBytes each
     uint64_t streams;       // device-side streams made (device atomic)
     uint64_t reserved[3];

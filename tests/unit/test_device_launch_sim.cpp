@@ -13,7 +13,8 @@
 //     the launching function;
 //   - a copy in the stream right after the parent sees every launched grid
 //     done;
-//   - CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: slots beyond it are refused;
+//   - CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT (rounded up to 32 slots):
+//     slots beyond it are refused;
 //   - a launch of something that is not a kernel of the module fails the
 //     context with CUDA_ERROR_LAUNCH_FAILED;
 //   - the module unloaded right after the launch: its launches still run.
@@ -238,26 +239,28 @@ void test_pending_limit(void** state) {
     (void)state;
     CUlibrary lib = loadNode();
     BodyScope body;
-    body.plan.children = {{1, {2, 3, 4, 5, 6}}};
+    std::vector<int> kids;
+    for (int i = 2; i < 42; ++i) kids.push_back(i);
+    body.plan.children = {{1, kids}};
     size_t limit = 0;
     assert_cu_ok(cuCtxGetLimit(&limit, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT));
     assert_int_equal(limit, 2048);
-    assert_cu(CUDA_ERROR_INVALID_VALUE, cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 0));
+    assert_cu_ok(cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 0));
     assert_cu_ok(cuCtxSetLimit(CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 3));
     assert_cu_ok(cuCtxGetLimit(&limit, CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT));
     assert_int_equal(limit, 3);
     CUdeviceptr log;
-    assert_cu_ok(cuMemAlloc(&log, 16 * sizeof(int)));
+    assert_cu_ok(cuMemAlloc(&log, 64 * sizeof(int)));
     int id = 1;
     void* params[] = {&log, &id};
     assert_cu_ok(cuLaunchKernel(nodeFunction(lib), 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr));
     assert_cu_ok(cuCtxSynchronize());
-    // Slots are taken last child first: 6, 5, 4 got them.
-    assert_int_equal(body.plan.refused, 2);
-    assert_int_equal(body.plan.ran.size(), 4);
-    assert_int_equal(body.plan.ran[1].id, 4);
-    assert_int_equal(body.plan.ran[2].id, 5);
-    assert_int_equal(body.plan.ran[3].id, 6);
+    // A limit of 3 holds 32 (libcuda's granule); slots are taken last child
+    // first: 41 down to 10 got them.
+    assert_int_equal(body.plan.refused, 8);
+    assert_int_equal(body.plan.ran.size(), 33);
+    assert_int_equal(body.plan.ran[1].id, 10);
+    assert_int_equal(body.plan.ran[32].id, 41);
     assert_cu_ok(cuMemFree(log));
     assert_cu_ok(cuLibraryUnload(lib));
 }

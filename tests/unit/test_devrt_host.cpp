@@ -14,8 +14,9 @@
 //     allocating, filling, checking and freeing at once (the lock-free lists);
 //   - device-side launches (cudaGetParameterBufferV2 / cudaLaunchDeviceV2's
 //     driver half): the slot a buffer is, numbers in launch order, buffers
-//     refused (launched twice, not a slot's), the queue full (NULL), the
-//     nesting limit, no queue; many threads launching, the host's order;
+//     refused (launched twice, not a slot's), the queue full (the overflow
+//     slot, its launch refused), a geometry the device does not take, no
+//     queue; many threads launching, the host's order;
 //     cudaGetLastError's per-thread table, device-side stream names.
 // What only the GPU can show (the SASS, the calling convention, the memory
 // model of video and host memory) is in tests/hw/test_hw_devrt.c.
@@ -427,7 +428,7 @@ void test_malloc_threads(void**) {
 struct Queue {
     nvl::devrt::LaunchQueue header{};
     std::vector<uint64_t> slotWords;
-    explicit Queue(uint64_t n) : slotWords(n * nvl::devrt::kLaunchSlotBytes / 8, 0) {
+    explicit Queue(uint64_t n) : slotWords((n + 1) * nvl::devrt::kLaunchSlotBytes / 8, 0) {  // and the overflow slot
         header.slots = n;
         header.slotsAddress = reinterpret_cast<uint64_t>(slotWords.data());
     }
@@ -438,19 +439,16 @@ struct Queue {
     uint8_t* params(uint64_t i) { return reinterpret_cast<uint8_t*>(slot(i)) + nvl::devrt::kLaunchHeaderBytes; }
 };
 
-// The grid the calling thread plays: its queue and depth.
+// The grid the calling thread plays: its queue.
 struct GridScope {
-    GridScope(Queue* q, unsigned depth) {
-        hostLaunchQueue = q ? &q->header : nullptr;
-        hostLaunchDepth = depth;
-    }
+    explicit GridScope(Queue* q) { hostLaunchQueue = q ? &q->header : nullptr; }
     ~GridScope() { hostLaunchQueue = nullptr; }
 };
 
 void test_launch_slots(void**) {
     using namespace nvl::devrt;
     Queue q(11);
-    GridScope grid(&q, 0);
+    GridScope grid(&q);
     void* const f = reinterpret_cast<void*>(0x7f0012345670ull);
     void* b0 = nvl_devrt_parameter_buffer(f, LaunchDim{3, 2, 1}, LaunchDim{64, 2, 1}, 777);
     assert_ptr_equal(b0, q.params(0));
@@ -489,44 +487,37 @@ void test_launch_slots(void**) {
     // The queue full: NULL (the pending launch count), the slots handed out still launch.
     for (uint64_t i = 8; i < 11; ++i)
         assert_ptr_equal(nvl_devrt_parameter_buffer(f, LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0), q.params(i));
-    assert_int_equal(nvl_devrt_get_last_error(), 0);
-    assert_null(nvl_devrt_parameter_buffer(f, LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0));
-    assert_int_equal(nvl_devrt_get_last_error(), kErrorLaunchPendingCountExceeded);
-    assert_int_equal(nvl_devrt_set_last_error(0), kCnpSuccess);
+    // Past the limit: the overflow slot's buffer (shared), whose launch is refused.
+    void* over = nvl_devrt_parameter_buffer(f, LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0);
+    assert_ptr_equal(over, q.params(11));
+    assert_ptr_equal(nvl_devrt_parameter_buffer(f, LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0), over);
+    assert_int_equal(nvl_devrt_launch(over, nullptr), kCnpPendingCountExceeded);
+    assert_int_equal(q.slot(11)->number, 0);
     assert_int_equal(nvl_devrt_launch(q.params(10), nullptr), kCnpSuccess);
     assert_int_equal(q.slot(10)->number, 3);
-    assert_int_equal(nvl_devrt_launch(q.params(11), nullptr), kCnpInvalidValue);  // past the slots
+    assert_int_equal(nvl_devrt_launch(q.params(12), nullptr), kCnpInvalidValue);  // past the slots
 }
 
-void test_launch_depth_and_no_queue(void**) {
+void test_launch_without_queue(void**) {
     using namespace nvl::devrt;
     Queue q(4);
     void* const f = reinterpret_cast<void*>(0x1000);
     {
-        GridScope grid(&q, kMaxLaunchDepth - 2);  // its launches are at the deepest level
-        assert_int_equal(nvl_devrt_launch(nvl_devrt_parameter_buffer(f, LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0), nullptr),
-                         kCnpSuccess);
-    }
-    {
-        GridScope grid(&q, kMaxLaunchDepth - 1);  // one level more is one too many
-        void* b = nvl_devrt_parameter_buffer(f, LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0);
-        assert_non_null(b);
-        assert_int_equal(nvl_devrt_launch(b, nullptr), kCnpMaxDepthExceeded);
-        assert_int_equal(reinterpret_cast<LaunchSlot*>(static_cast<uint8_t*>(b) - kLaunchHeaderBytes)->number, 0);
-    }
-    {
-        GridScope grid(nullptr, 0);  // a grid that runs without a queue
+        GridScope grid(nullptr);  // a grid that runs without a queue
         assert_null(nvl_devrt_parameter_buffer(f, LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0));
         assert_int_equal(nvl_devrt_launch(q.params(0), nullptr), kCnpInvalidValue);
+        assert_int_equal(nvl_devrt_get_last_error(), 0);
+        assert_int_equal(nvl_devrt_set_last_error(1), 0);
+        uint64_t stream = 0;
+        assert_int_equal(nvl_devrt_stream_create(&stream, 0), kCnpInvalidValue);
     }
-    assert_int_equal(nvl_devrt_set_last_error(1), 0);
 }
 
 // cudaGetLastError's table (per thread) and device-side streams (names).
 void test_last_error_and_streams(void**) {
     using namespace nvl::devrt;
     Queue q(2);
-    GridScope grid(&q, 0);
+    GridScope grid(&q);
     threadIdx = {0, 0, 0};
     blockIdx = {3, 0, 0};
     assert_int_equal(nvl_devrt_get_last_error(), 0);
@@ -583,7 +574,7 @@ void test_launch_threads(void**) {
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t) {
         threads.emplace_back([&q, t] {
-            GridScope grid(&q, 1);
+            GridScope grid(&q);
             for (int i = 0; i < kEach; ++i) {
                 auto* b = static_cast<uint32_t*>(nvl_devrt_parameter_buffer(reinterpret_cast<void*>(0x1000 + t),
                                                                             LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0));
@@ -629,7 +620,7 @@ int main() {
         cmocka_unit_test(test_malloc_free),
         cmocka_unit_test(test_malloc_threads),
         cmocka_unit_test(test_launch_slots),
-        cmocka_unit_test(test_launch_depth_and_no_queue),
+        cmocka_unit_test(test_launch_without_queue),
         cmocka_unit_test(test_launch_threads),
         cmocka_unit_test(test_last_error_and_streams),
     };
