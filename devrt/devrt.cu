@@ -538,9 +538,12 @@ __device__ __forceinline__ void recordLastError(LaunchQueue* q, int error) {
 
 }  // namespace
 
+// libcudadevrt records a failed call's error (a cudaError_t) here, and 0 once
+// cudaGetLastError read it. Its cudaLaunchDeviceV2 returns what this returns
+// (seen in its SASS): the error.
 extern "C" __device__ __noinline__ int nvl_devrt_set_last_error(int error) {
     if (LaunchQueue* q = launchQueue()) recordLastError(q, error);
-    return kCnpSuccess;
+    return error;
 }
 
 extern "C" __device__ __noinline__ int nvl_devrt_get_last_error() {

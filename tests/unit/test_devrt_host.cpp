@@ -507,7 +507,7 @@ void test_launch_without_queue(void**) {
         assert_null(nvl_devrt_parameter_buffer(f, LaunchDim{1, 1, 1}, LaunchDim{1, 1, 1}, 0));
         assert_int_equal(nvl_devrt_launch(q.params(0), nullptr), kCnpInvalidValue);
         assert_int_equal(nvl_devrt_get_last_error(), 0);
-        assert_int_equal(nvl_devrt_set_last_error(1), 0);
+        assert_int_equal(nvl_devrt_set_last_error(1), 1);
         uint64_t stream = 0;
         assert_int_equal(nvl_devrt_stream_create(&stream, 0), kCnpInvalidValue);
     }
@@ -521,15 +521,15 @@ void test_last_error_and_streams(void**) {
     threadIdx = {0, 0, 0};
     blockIdx = {3, 0, 0};
     assert_int_equal(nvl_devrt_get_last_error(), 0);
-    assert_int_equal(nvl_devrt_set_last_error(69), kCnpSuccess);
+    assert_int_equal(nvl_devrt_set_last_error(69), 69);  // what cudaLaunchDeviceV2 then returns
     assert_int_equal(nvl_devrt_get_last_error(), 69);
     assert_int_equal(nvl_devrt_get_last_error(), 69);  // peeking does not clear it
     threadIdx.x = 5;  // another thread: its own
     assert_int_equal(nvl_devrt_get_last_error(), 0);
-    assert_int_equal(nvl_devrt_set_last_error(65), kCnpSuccess);
+    assert_int_equal(nvl_devrt_set_last_error(65), 65);
     threadIdx.x = 0;
     assert_int_equal(nvl_devrt_get_last_error(), 69);
-    assert_int_equal(nvl_devrt_set_last_error(0), kCnpSuccess);  // what cudaGetLastError does after reading
+    assert_int_equal(nvl_devrt_set_last_error(0), 0);  // what cudaGetLastError does after reading
     assert_int_equal(nvl_devrt_get_last_error(), 0);
     threadIdx.x = 5;
     assert_int_equal(nvl_devrt_get_last_error(), 65);
