@@ -587,16 +587,20 @@ extern "C" __device__ __noinline__ int nvl_devrt_launch(void* buffer, void* stre
     // Only a buffer nvl_devrt_parameter_buffer handed out in this queue.
     const uint64_t at = reinterpret_cast<uint64_t>(buffer) - kLaunchHeaderBytes;
     if (at == reinterpret_cast<uint64_t>(slotAt(q, q->slots))) return kCnpPendingCountExceeded;
+    // The slots span less than 4 GiB (DeviceLaunches::kMaxPendingLaunches):
+    // 32-bit arithmetic (no 64-bit division, whose constants sm_80 code
+    // would keep in a constant bank).
     const uint64_t taken = loadVolatile(&q->taken) < q->slots ? loadVolatile(&q->taken) : q->slots;
-    if (at < q->slotsAddress || (at - q->slotsAddress) % kLaunchSlotBytes != 0 ||
-        (at - q->slotsAddress) / kLaunchSlotBytes >= taken)
-        return kCnpInvalidValue;
+    if (at < q->slotsAddress || at - q->slotsAddress >= taken * kLaunchSlotBytes) return kCnpInvalidValue;
+    const uint32_t offset = static_cast<uint32_t>(at - q->slotsAddress);
+    if (offset % kLaunchSlotBytes != 0) return kCnpInvalidValue;
     LaunchSlot* slot = reinterpret_cast<LaunchSlot*>(at);
     if (slot->number != 0) return kCnpInvalidValue;  // launched before
     // The geometry the device takes (what the kernel allows is the host's to check).
-    const uint64_t threads = static_cast<uint64_t>(slot->block[0]) * slot->block[1] * slot->block[2];
+    const uint32_t b0 = slot->block[0], b1 = slot->block[1], b2 = slot->block[2];
     if (slot->grid[0] == 0 || slot->grid[1] == 0 || slot->grid[2] == 0 || slot->grid[0] > 0x7fffffffu ||
-        slot->grid[1] > 65535 || slot->grid[2] > 65535 || threads == 0 || threads > 1024 || slot->block[2] > 64)
+        slot->grid[1] > 65535 || slot->grid[2] > 65535 || b0 == 0 || b1 == 0 || b2 == 0 || b0 > 1024 ||
+        b1 > 1024 || b2 > 64 || b0 * b1 * b2 > 1024)
         return kCnpInvalidConfiguration;
     slot->stream = reinterpret_cast<uint64_t>(stream);
     const uint64_t number = atomicAddRelaxed(&q->launched, 1) + 1;

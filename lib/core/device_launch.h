@@ -89,8 +89,10 @@ class DeviceLaunches {
 public:
     // libcuda's default CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT.
     static constexpr size_t kDefaultPendingLaunches = 2048;
-    // The most slots a queue may have (the limit beyond: CUDA_ERROR_INVALID_VALUE).
-    static constexpr size_t kMaxPendingLaunches = size_t{1} << 20;
+    // The most slots a queue may have (the limit beyond: CUDA_ERROR_INVALID_VALUE):
+    // their bytes stay below 4 GiB (the device runtime's offsets are 32-bit).
+    static constexpr size_t kMaxPendingLaunches = size_t{1} << 19;
+    static_assert((kMaxPendingLaunches + 1) * devrt::kLaunchSlotBytes < (uint64_t{1} << 32), "32-bit slot offsets");
     // The slots a queue has for a limit: a multiple of this, at least one.
     static constexpr uint64_t kSlotGranule = 32;
     static uint64_t slotsFor(size_t limit);

@@ -121,10 +121,16 @@ uint64_t target(const devrt::Library& lib, uint64_t at, const char* cudaName) {
 void test_embedded_libraries(void**) {
     for (uint32_t sm : {80u, 90u, 86u, 89u}) {
         const devrt::Library& lib = library(sm);
-        assert_int_equal(lib.functions.size(), 6);
+        // printf, assert, malloc, free, cooperative groups' two calls, and the
+        // device-side launch calls under their CDP1 and CDP2 names.
+        assert_int_equal(lib.functions.size(), 18);
         assert_int_equal(lib.block.size() % 256, 0);
         for (const char* n : {"vprintf", "__assertfail", "malloc", "free", "__cuda_syscall_CGS_get_intrinsic_handle",
-                              "__cuda_syscall_CGS_sync"}) {
+                              "__cuda_syscall_CGS_sync", "cnpGetParameterBufferV2", "cnpLaunchDeviceV2", "cnpSetLastError",
+                              "cnpGetLastError", "cnpStreamCreate", "cnpStreamDestroy",
+                              "__cuda_syscall_cnpv2GetParameterBufferV2", "__cuda_syscall_cnpv2LaunchDeviceV2",
+                              "__cuda_syscall_cnpv2SetLastError", "__cuda_syscall_cnpv2GetLastError",
+                              "__cuda_syscall_cnpv2StreamCreate", "__cuda_syscall_cnpv2StreamDestroy"}) {
             const devrt::Library::Function* f = lib.find(n);
             if (!f) fail_msg("sm_%u: no %s", sm, n);
             // Within what a 1024-thread block may have, and called as ABI functions.

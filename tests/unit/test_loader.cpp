@@ -310,6 +310,26 @@ void test_relocation_encodings_match_libcuda(void**) {
     assert_false(reloc::apply(reloc::kAbs55_16_34, insn.data(), 1ull << 57));
     assert_false(reloc::apply(reloc::kAbs32_32, insn.data(), 1ull << 32));
     assert_false(reloc::apply(0x3a, insn.data(), 0x1000));  // R_CUDA_ABS47_34: not produced for sm_90, refused
+    // Function descriptors in instructions (a device-side launch naming its
+    // kernel: UMOV UR4, lo / UMOV UR5, hi): nvlite's descriptor is the
+    // function's address, in bits 32..63 as for R_CUDA_ABS32_*.
+    const std::vector<uint8_t> umov = hex("82780400000000000000000000e20f00");
+    auto word1 = [](const std::vector<uint8_t>& v) {
+        uint32_t w;
+        memcpy(&w, v.data() + 4, 4);
+        return w;
+    };
+    std::vector<uint8_t> lo = umov, hi = umov, whole = umov;
+    assert_true(reloc::apply(reloc::kFuncDesc32Lo32, lo.data(), 0x7fbb577a0b00));
+    assert_true(reloc::apply(reloc::kFuncDesc32Hi32, hi.data(), 0x7fbb577a0b00));
+    assert_int_equal(word1(lo), 0x577a0b00);
+    assert_int_equal(word1(hi), 0x7fbb);
+    assert_memory_equal(lo.data() + 8, umov.data() + 8, 8);
+    assert_false(reloc::apply(reloc::kFuncDesc32_32, whole.data(), 0x7fbb577a0b00));  // does not fit
+    assert_true(reloc::apply(reloc::kFuncDesc32_32, whole.data(), 0x577a0b00));
+    assert_int_equal(word1(whole), 0x577a0b00);
+    assert_int_equal(reloc::patchWidth(reloc::kFuncDesc32Lo32), 8);
+    assert_string_equal(reloc::name(reloc::kFuncDesc32Hi32), "R_CUDA_FUNC_DESC32_HI_32");
 }
 
 // cuBLAS 13's cubins link their relocation sections (sh_link) to .nv.info,
