@@ -208,20 +208,20 @@ Status launchKernel(Stream& st, Function& f, const LaunchRequest& r) {
     hw::Launch::Image& image = ThreadState<hw::Launch::Image>::get();
     Status submitted =
         st.submitWithData(compute, hw::Launch::kPushDwords + hw::kInvalidateCachesDwords,
-                             hw::Launch::dataBytes(d, launchState, g),
-                             [&](hw::PushWriter& w, const hw::Channel::DataSlot& slot) {
-                                 // Taken here, under the channel's lock with the space
-                                 // reserved: the first launch on this lane to reach the GPU
-                                 // after new code was placed is the one that invalidates.
-                                 if (ctx.takeCodeChanged(lane)) hw::invalidateShaderCaches(w);
-                                 const uint64_t qmdVa =
-                                     hw::Launch::write(image, slot, f.qmdTemplate(), d, g, launchState,
-                                                       [&](uint8_t* out) { writeParams(k, params, out); });
-                                 hw::Launch::push(w, qmdVa);
-                             },
-                             nullptr,
-                             launchState.qmd->hasRelease ? hw::Channel::Completion::ByFill
-                                                         : hw::Channel::Completion::Channel)
+                          hw::Launch::dataBytes(d, launchState, g),
+                          [&](hw::PushWriter& w, const hw::Channel::DataSlot& slot) {
+                              // Taken here, under the channel's lock with the space
+                              // reserved: the first launch on this lane to reach the GPU
+                              // after new code was placed is the one that invalidates.
+                              if (ctx.takeCodeChanged(lane)) hw::invalidateShaderCaches(w);
+                              const uint64_t qmdVa =
+                                  hw::Launch::write(image, slot, f.qmdTemplate(), d, g, launchState,
+                                                    [&](uint8_t* out) { writeParams(k, params, out); });
+                              hw::Launch::push(w, qmdVa);
+                          },
+                          nullptr,
+                          launchState.qmd->hasRelease ? hw::Channel::Completion::ByFill
+                                                      : hw::Channel::Completion::Channel)
             .status();
     // Its launches run once it is done, before the stream's later work.
     if (submitted.ok() && queue) submitted = ctx.deviceLaunches().runAfter(st, std::move(queue), f);
