@@ -352,7 +352,7 @@ TSAN_BUILD ?= $(BUILD)-tsan
 TSAN_TESTS ?= tests/api/test_threads tests/api/test_copy_ptds tests/api/test_context tests/api/test_init tests/api/test_races \
               tests/api/test_driver_queries \
               tests/api/test_faults tests/api/test_events tests/unit/test_devrt_threads tests/api/test_library \
-              tests/api/test_private_tables
+              tests/api/test_private_tables tests/unit/test_device_launch_sim
 TSAN_BINS  := $(addprefix $(TSAN_BUILD)/,$(TSAN_TESTS))
 TSAN_RUN_OPTIONS := halt_on_error=1 exitcode=66 second_deadlock_stack=1
 
@@ -402,7 +402,7 @@ ASAN_SAN := -fsanitize=address,undefined -fno-sanitize=vptr,function,enum -fno-s
 ASAN_TESTS ?= unit/test_loader unit/test_loader_fuzz unit/test_unpack unit/test_loader_jit unit/test_jit_isolation unit/test_core_units \
               unit/test_launch_sim unit/test_channel_faults api/test_bad_input api/test_races api/test_init \
               api/test_context api/test_memory api/test_module api/test_events api/test_faults api/test_threads \
-              api/test_copy_ptds api/test_streams api/test_device
+              api/test_copy_ptds api/test_streams api/test_device unit/test_device_launch_sim unit/test_devrt_host
 ASAN_BINS := $(addprefix $(ASAN_BUILD)/tests/,$(ASAN_TESTS))
 ASAN_MAKE := $(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) CC=$(ASAN_CC) CXX=$(ASAN_CXX) SAN="$(ASAN_SAN)" \
              CXXFLAGS="-O1 -g" CFLAGS="-O1 -g" SHLIB_LDFLAGS=
