@@ -64,6 +64,23 @@ struct Plan {
     std::mutex mutex;
     std::vector<Grid> ran;
     int refused = 0;  // slots not given (queue full)
+
+    // What the body recorded (it runs on the simulator's thread; the test
+    // reads under the same lock: the GPU's semaphores order them, but not
+    // in a way ThreadSanitizer sees).
+    std::vector<Grid> grids() {
+        std::lock_guard lock(mutex);
+        return ran;
+    }
+    int refusals() {
+        std::lock_guard lock(mutex);
+        return refused;
+    }
+    void clear() {
+        std::lock_guard lock(mutex);
+        ran.clear();
+        refused = 0;
+    }
 };
 Plan* gPlan = nullptr;
 
@@ -209,27 +226,28 @@ void test_depth_first_in_launch_order(void** state) {
     assert_cu_ok(cuStreamSynchronize(s));
     const int expected[] = {1, 3, 6, 7, 2, 4, 5};
     const uint32_t depths[] = {0, 1, 2, 3, 1, 2, 2};
-    assert_int_equal(body.plan.ran.size(), 7);
+    std::vector<Grid> ran = body.plan.grids();
+    assert_int_equal(ran.size(), 7);
     for (int i = 0; i < 7; ++i) {
-        const Grid& g = body.plan.ran[i];
+        const Grid& g = ran[i];
         assert_int_equal(g.id, expected[i]);
         assert_int_equal(g.depth, depths[i]);
         assert_true(g.queue != 0);
-        assert_int_equal(g.queue, body.plan.ran[0].queue);
+        assert_int_equal(g.queue, ran[0].queue);
         assert_int_equal(got[expected[i]], i + 1);
         if (i > 0) assert_int_equal(g.grid0, 2u + (g.id & 1));
     }
-    assert_int_equal(body.plan.ran[0].grid0, 5);
-    assert_int_equal(body.plan.ran[0].block0, 64);
-    assert_int_equal(body.plan.ran[1].block0, 32);  // node 1's first launch (3)
-    assert_int_equal(body.plan.ran[4].block0, 33);  // its second (2)
+    assert_int_equal(ran[0].grid0, 5);
+    assert_int_equal(ran[0].block0, 64);
+    assert_int_equal(ran[1].block0, 32);  // node 1's first launch (3)
+    assert_int_equal(ran[4].block0, 33);  // its second (2)
 
     // Again: the queue is reused from its start.
-    body.plan.ran.clear();
+    body.plan.clear();
     assert_cu_ok(cuLaunchKernel(nodeFunction(lib), 1, 1, 1, 1, 1, 1, 0, s, params, nullptr));
     assert_cu_ok(cuStreamSynchronize(s));
-    assert_int_equal(body.plan.ran.size(), 7);
-    assert_int_equal(body.plan.refused, 0);
+    assert_int_equal(body.plan.grids().size(), 7);
+    assert_int_equal(body.plan.refusals(), 0);
     assert_cu_ok(cuStreamDestroy(s));
     assert_cu_ok(cuMemFree(log));
     assert_cu_ok(cuLibraryUnload(lib));
@@ -257,10 +275,11 @@ void test_pending_limit(void** state) {
     assert_cu_ok(cuCtxSynchronize());
     // A limit of 3 holds 32 (libcuda's granule); slots are taken last child
     // first: 41 down to 10 got them.
-    assert_int_equal(body.plan.refused, 8);
-    assert_int_equal(body.plan.ran.size(), 33);
-    assert_int_equal(body.plan.ran[1].id, 10);
-    assert_int_equal(body.plan.ran[32].id, 41);
+    assert_int_equal(body.plan.refusals(), 8);
+    const std::vector<Grid> ran = body.plan.grids();
+    assert_int_equal(ran.size(), 33);
+    assert_int_equal(ran[1].id, 10);
+    assert_int_equal(ran[32].id, 41);
     assert_cu_ok(cuMemFree(log));
     assert_cu_ok(cuLibraryUnload(lib));
 }
@@ -278,7 +297,7 @@ void test_not_a_kernel_fails_the_context(void** state) {
     assert_cu_ok(cuLaunchKernel(nodeFunction(lib), 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr));
     assert_cu(CUDA_ERROR_LAUNCH_FAILED, cuCtxSynchronize());
     // Node 2 (launched first) ran; the bad launch stopped the rest.
-    assert_int_equal(body.plan.ran.size(), 2);
+    assert_int_equal(body.plan.grids().size(), 2);
     assert_cu(CUDA_ERROR_LAUNCH_FAILED, cuMemAlloc(&log, 4));
 }
 
@@ -294,7 +313,7 @@ void test_module_unloaded_after_launch(void** state) {
     assert_cu_ok(cuLaunchKernel(nodeFunction(lib), 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr));
     assert_cu_ok(cuLibraryUnload(lib));
     assert_cu_ok(cuCtxSynchronize());
-    assert_int_equal(body.plan.ran.size(), 3);
+    assert_int_equal(body.plan.grids().size(), 3);
     assert_cu_ok(cuMemFree(log));
 }
 
