@@ -143,7 +143,7 @@ NVCC        ?= $(CUDA_HOME)/bin/nvcc
 DEVRT_ARCHS := 80 90
 DEVRT_CUBINS := $(DEVRT_ARCHS:%=$(BUILD)/devrt/devrt_sm%.cubin)
 
-$(BUILD)/devrt/devrt_sm%.cubin: devrt/devrt.cu lib/core/devrt_abi.h
+$(BUILD)/devrt/devrt_sm%.cubin: devrt/devrt.cu lib/core/devrt_abi.h lib/common/envregs.h
 	@mkdir -p $(dir $@)
 	@command -v $(NVCC) >/dev/null || { echo "$(NVCC) not found: building the device runtime needs the CUDA toolkit (set CUDA_HOME)"; exit 1; }
 	$(NVCC) -arch=sm_$* -rdc=true -cubin -O3 -maxrregcount=32 -o $@ $<

@@ -15,6 +15,7 @@
 //   - the record and heap layouts are in lib/core/devrt_abi.h.
 #include <stdint.h>
 
+#include "../lib/common/envregs.h"
 #include "../lib/core/devrt_abi.h"
 
 using namespace nvl::devrt;
@@ -450,7 +451,7 @@ __device__ __forceinline__ unsigned envReg4() {
     return v;
 }
 __device__ __forceinline__ LaunchQueue* launchQueue() {
-    static_assert(kEnvRegLaunchQueueHigh == 3 && kEnvRegLaunchQueueLow == 4, "envregs");
+    static_assert(nvl::envreg::kLaunchQueueHigh == 3 && nvl::envreg::kLaunchQueueLow == 4, "envreg3/4 above");
     return reinterpret_cast<LaunchQueue*>(static_cast<uint64_t>(envReg3()) << 32 | envReg4());
 }
 __device__ __forceinline__ uint64_t atomicAddRelaxed(uint64_t* p, uint64_t v) {
@@ -480,18 +481,12 @@ __device__ __forceinline__ uint64_t gridId() {
     asm("mov.u64 %0, %%gridid;" : "=l"(v));
     return v;
 }
-__device__ __forceinline__ uint64_t casGpu(uint64_t* p, uint64_t expected, uint64_t desired) {
-    return atomicCAS(reinterpret_cast<unsigned long long*>(p), expected, desired);
-}
 #else
 inline thread_local uint64_t hostGridId = 1;
 inline uint64_t gridId() { return hostGridId; }
-inline uint64_t casGpu(uint64_t* p, uint64_t expected, uint64_t desired) {
-    return atomicCAS(reinterpret_cast<unsigned long long*>(p), expected, desired);
-}
 #endif
 
-// This thread's key (never 0) and the entry its probe starts at.
+// This thread's key (never 0: a free entry).
 __device__ __forceinline__ uint64_t errorKey() {
     uint64_t k = gridId() * 0x9e3779b97f4a7c15ull;
     k ^= (static_cast<uint64_t>(blockIdx.z) << 42) ^ (static_cast<uint64_t>(blockIdx.y) << 26) ^ blockIdx.x;
@@ -501,39 +496,17 @@ __device__ __forceinline__ uint64_t errorKey() {
     return k ? k : 1;
 }
 
-}  // namespace
+// The i-th entry a key's probe visits.
+__device__ __forceinline__ LastError* probe(LaunchQueue* q, uint64_t key, uint32_t i) {
+    return &q->lastErrors[(static_cast<uint32_t>(key) + i) % kLastErrorEntries];
+}
 
-// libcudadevrt records a failed call's error (a cudaError_t) here, and 0 once
-// cudaGetLastError read it.
-namespace {
-
-__device__ __forceinline__ void recordLastError(LaunchQueue* q, int error) {
-    const uint64_t key = errorKey();
-    LastError* table = q->lastErrors;
-    uint32_t at = static_cast<uint32_t>(key) % kLastErrorEntries;
+// The entry holding the key's error, or nullptr.
+__device__ __forceinline__ LastError* entryOf(LaunchQueue* q, uint64_t key) {
     NVL_ROLLED
-    for (uint32_t i = 0; i < kLastErrorProbes; ++i) {
-        LastError* e = &table[(at + i) % kLastErrorEntries];
-        const uint64_t seen = loadVolatile(&e->key);
-        if (seen == key) {
-            if (error == 0) storeVolatile(&e->key, 0);  // read: the entry is free again
-            else storeVolatile(&e->error, static_cast<uint64_t>(error));
-            return;
-        }
-    }
-    if (error == 0) return;
-    NVL_ROLLED
-    for (uint32_t i = 0; i < kLastErrorProbes; ++i) {
-        LastError* e = &table[(at + i) % kLastErrorEntries];
-        if (casGpu(&e->key, 0, key) == 0) {
-            storeVolatile(&e->error, static_cast<uint64_t>(error));
-            return;
-        }
-    }
-    // Every entry of the probe taken: the first one's thread loses its error.
-    LastError* e = &table[at];
-    storeVolatile(&e->key, key);
-    storeVolatile(&e->error, static_cast<uint64_t>(error));
+    for (uint32_t i = 0; i < kLastErrorProbes; ++i)
+        if (loadVolatile(&probe(q, key, i)->key) == key) return probe(q, key, i);
+    return nullptr;
 }
 
 }  // namespace
@@ -542,21 +515,32 @@ __device__ __forceinline__ void recordLastError(LaunchQueue* q, int error) {
 // cudaGetLastError read it. Its cudaLaunchDeviceV2 returns what this returns
 // (seen in its SASS): the error.
 extern "C" __device__ __noinline__ int nvl_devrt_set_last_error(int error) {
-    if (LaunchQueue* q = launchQueue()) recordLastError(q, error);
+    LaunchQueue* q = launchQueue();
+    if (!q) return error;
+    const uint64_t key = errorKey();
+    if (LastError* e = entryOf(q, key)) {
+        if (error == 0) storeVolatile(&e->key, 0);  // read: the entry is free again
+        else storeVolatile(&e->error, static_cast<uint64_t>(error));
+        return error;
+    }
+    if (error == 0) return error;
+    LastError* e = nullptr;
+    NVL_ROLLED
+    for (uint32_t i = 0; i < kLastErrorProbes && !e; ++i)
+        if (atomicCAS(reinterpret_cast<unsigned long long*>(&probe(q, key, i)->key), 0, key) == 0) e = probe(q, key, i);
+    if (!e) {
+        // Every entry of the probe taken: the first one's thread loses its error.
+        e = probe(q, key, 0);
+        storeVolatile(&e->key, key);
+    }
+    storeVolatile(&e->error, static_cast<uint64_t>(error));
     return error;
 }
 
 extern "C" __device__ __noinline__ int nvl_devrt_get_last_error() {
     LaunchQueue* q = launchQueue();
-    if (!q) return 0;
-    const uint64_t key = errorKey();
-    const uint32_t at = static_cast<uint32_t>(key) % kLastErrorEntries;
-    NVL_ROLLED
-    for (uint32_t i = 0; i < kLastErrorProbes; ++i) {
-        LastError* e = &q->lastErrors[(at + i) % kLastErrorEntries];
-        if (loadVolatile(&e->key) == key) return static_cast<int>(loadVolatile(&e->error));
-    }
-    return 0;
+    const LastError* e = q ? entryOf(q, errorKey()) : nullptr;
+    return e ? static_cast<int>(loadVolatile(&e->error)) : 0;
 }
 
 extern "C" __device__ __noinline__ void* nvl_devrt_parameter_buffer(void* function, LaunchDim grid, LaunchDim block,
@@ -629,7 +613,7 @@ extern "C" __device__ __noinline__ int nvl_devrt_stream_destroy(uint64_t stream)
 // grid groups call: it links libcudadevrt) end in two calls the driver
 // resolves, __cuda_syscall_CGS_get_intrinsic_handle and
 // __cuda_syscall_CGS_sync. A grid's handle is its cooperative workspace (the
-// address in %envreg1:%envreg2, hw/compute.cpp; 0 outside cooperative
+// address in %envreg1:%envreg2 (common/envregs.h); 0 outside cooperative
 // launches); the barrier is the one the cooperative_groups header's
 // grid.sync() uses on the same workspace, so both may be mixed in a kernel.
 #if defined(__CUDA_ARCH__)
@@ -641,6 +625,7 @@ constexpr uint32_t kBarrierFlip = 0x80000000u;
 
 __device__ __forceinline__ uint64_t gridWorkspace() {
     uint32_t high, low;
+    static_assert(nvl::envreg::kGridWorkspaceHigh == 1 && nvl::envreg::kGridWorkspaceLow == 2, "envreg1/2 below");
     asm("mov.u32 %0, %%envreg1;" : "=r"(high));
     asm("mov.u32 %0, %%envreg2;" : "=r"(low));
     return static_cast<uint64_t>(high) << 32 | low;

@@ -9,7 +9,6 @@
 #include "core/launch.h"
 #include "core/memory.h"
 #include "core/module.h"
-#include "core/stream.h"
 #include "hw/cpu.h"
 #include "hw/gpu.h"
 
@@ -50,10 +49,10 @@ public:
         m.headerVa = header.va;
         m.slots = std::move(*slots);
         m.count = count;
-        auto* h = reinterpret_cast<devrt::LaunchQueue*>(m.headerVa);
-        std::memset(static_cast<void*>(h), 0, sizeof *h);
-        const uint64_t fields[4] = {0, 0, count, m.slots->va()};
-        std::memcpy(static_cast<void*>(h), fields, sizeof fields);
+        devrt::LaunchQueue init{};
+        init.slots = count;
+        init.slotsAddress = m.slots->va();
+        std::memcpy(reinterpret_cast<void*>(m.headerVa), &init, sizeof init);
         hw::writeBarrier();
         return m;
     }
@@ -144,10 +143,9 @@ Status DeviceLaunches::runAfter(Stream& st, std::shared_ptr<DeviceLaunchQueue> q
 }
 
 Status DeviceLaunches::drain(const Drain& d) {
+    // runLaunches gave every slot back ('taken' is 0 again); the numbers start anew.
     Status s = runLaunches(d);
-    devrt::LaunchQueue* h = d.queue->header();
-    __atomic_store_n(&h->taken, uint64_t{0}, __ATOMIC_RELAXED);
-    __atomic_store_n(&h->launched, uint64_t{0}, __ATOMIC_RELAXED);
+    __atomic_store_n(&d.queue->header()->launched, uint64_t{0}, __ATOMIC_RELAXED);
     hw::writeBarrier();
     if (!s.ok()) {
         if (trace::api()) trace::print("device-side launch failed: error %d", s.code());

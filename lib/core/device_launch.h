@@ -23,8 +23,9 @@
 // up to a multiple of 32, as libcuda) of one grid and its descendants
 // waiting at once, at any depth (a chain holds a slot per level). A
 // launch the host cannot make (a function that is not a kernel of the
-// module, parameters beyond 4 KiB, a geometry the device refuses) makes the
-// context fail with CUDA_ERROR_LAUNCH_FAILED.
+// module, parameters beyond 4 KiB, a block larger than the kernel allows:
+// the device runtime checked only the device's limits) makes the context
+// fail with CUDA_ERROR_LAUNCH_FAILED.
 #pragma once
 
 #include <algorithm>
@@ -36,17 +37,14 @@
 
 #include "common/status.h"
 #include "core/devrt_abi.h"
+#include "core/stream.h"
 #include "hw/gpu_memory.h"
 
 namespace nvl::core {
 
 class Context;
 class Function;
-class Stream;
 class LaunchQueuePool;
-
-// The lane the launched grids run on (the context's last).
-inline constexpr size_t kDeviceLaunchLane = 8;
 
 // One stream's launch queue: the LaunchQueue (video memory the CPU sees at
 // the same address) and its slots (host memory). Its memory goes back to the

@@ -83,9 +83,9 @@ static_assert(sizeof(HostBlock) <= kHostBlockBytes, "HostBlock grew");
 // (cnpGetParameterBufferV2 / cnpLaunchDeviceV2; __cuda_syscall_cnpv2... for
 // CDP2 code), with the arguments of the public functions unchanged.
 //
-// A grid of a kernel that calls them runs with a launch queue: constant bank
-// 0's %envreg3 (high half) and %envreg4 (low half) hold the queue's address,
-// %envreg5 the grid's nesting depth (0: launched by the host). The queue
+// A grid of a kernel that calls them runs with a launch queue: its address
+// and the grid's nesting depth are in environment registers
+// (common/envregs.h). The queue
 // itself (LaunchQueue) is device memory (device atomics only); its slots are
 // host memory (the host reads them). A launch takes a slot, whose parameter
 // area is the buffer cudaGetParameterBufferV2 returns; cudaLaunchDeviceV2
@@ -104,9 +104,6 @@ static_assert(sizeof(HostBlock) <= kHostBlockBytes, "HostBlock grew");
 inline constexpr uint32_t kLaunchHeaderBytes = 128;
 inline constexpr uint32_t kLaunchParamBytes = 4096;  // CUDA's limit for a device-side launch
 inline constexpr uint32_t kLaunchSlotBytes = kLaunchHeaderBytes + kLaunchParamBytes;
-inline constexpr uint32_t kEnvRegLaunchQueueHigh = 3;
-inline constexpr uint32_t kEnvRegLaunchQueueLow = 4;
-inline constexpr uint32_t kEnvRegLaunchDepth = 5;
 
 inline constexpr int kCnpSuccess = 0;
 inline constexpr int kCnpInvalidValue = 1;          // cudaErrorInvalidValue

@@ -27,11 +27,12 @@ namespace nvl::core {
 class Context;
 class DeviceLaunchQueue;
 
-// Lanes a context has at most (lane 0 is the legacy stream's, the last the
-// grids kernels launch: core/device_launch.h).
-inline constexpr size_t kMaxLanes = 9;
-// The lanes streams take in turn: 1 .. kStreamLanes.
+// A context's lanes: 0 is the legacy stream's, 1 .. kStreamLanes the ones
+// streams take in turn, the last the grids kernels launch
+// (core/device_launch.h).
 inline constexpr size_t kStreamLanes = 7;
+inline constexpr size_t kDeviceLaunchLane = kStreamLanes + 1;
+inline constexpr size_t kMaxLanes = kDeviceLaunchLane + 1;
 
 // A place on one channel's timeline: the work before it is done once the
 // channel reaches 'value'.

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "common/align.h"
+#include "common/envregs.h"
 #include "defs/compute_cbc0.h"
 #include "defs/host_c86f.h"
 #include "defs/rm_classes.h"
@@ -38,16 +39,13 @@ constexpr uint32_t kCbufSizeUnit = 16;
 constexpr uint64_t kLocalPerWarpAlign = 0x200, kLocalPerTpcAlign = 0x8000, kLocalTotalAlign = 0x20000;
 constexpr uint32_t kCbufDynamicShared = 0x2c;  // %dynamic_smem_size
 constexpr uint32_t kCbufGridId = 0x30;         // %gridid, 64-bit
-// %envreg0..31 at 0x40 + 4 i; cooperative groups find the grid workspace's
-// address in envreg1 (high half) and envreg2 (low half).
+// %envreg0..31 at 0x40 + 4 i; what nvlite keeps there: common/envregs.h.
 constexpr uint32_t kCbufEnvReg = 0x40;
-constexpr uint32_t kCbufGridWorkspaceHigh = kCbufEnvReg + 1 * 4;
-constexpr uint32_t kCbufGridWorkspaceLow = kCbufEnvReg + 2 * 4;
-// nvlite's device runtime finds a grid's launch queue in envreg3 (high half)
-// and envreg4 (low half), its nesting depth in envreg5 (core/devrt_abi.h).
-constexpr uint32_t kCbufLaunchQueueHigh = kCbufEnvReg + 3 * 4;
-constexpr uint32_t kCbufLaunchQueueLow = kCbufEnvReg + 4 * 4;
-constexpr uint32_t kCbufLaunchDepth = kCbufEnvReg + 5 * 4;
+constexpr uint32_t kCbufGridWorkspaceHigh = kCbufEnvReg + 4 * envreg::kGridWorkspaceHigh;
+constexpr uint32_t kCbufGridWorkspaceLow = kCbufEnvReg + 4 * envreg::kGridWorkspaceLow;
+constexpr uint32_t kCbufLaunchQueueHigh = kCbufEnvReg + 4 * envreg::kLaunchQueueHigh;
+constexpr uint32_t kCbufLaunchQueueLow = kCbufEnvReg + 4 * envreg::kLaunchQueueLow;
+constexpr uint32_t kCbufLaunchDepth = kCbufEnvReg + 4 * envreg::kLaunchDepth;
 // The generic address of the program's constant bank (3): sm_90 code
 // converting a __constant__ variable's address to a generic pointer
 // (cvta.const: format strings and constant arrays of numba, &c_array in
@@ -215,6 +213,11 @@ void Launch::build(Image& img, const Qmd& tmpl, const KernelDescriptor& k, const
     put(kCbufExplicitCluster, cluster ? 1 : 0);
     put(kCbufClusterSize, clusterDim[0] * clusterDim[1] * clusterDim[2]);
     if (g.cooperative) put(kCbufCooperative, 1);
+    if (g.launchQueue) {
+        put(kCbufLaunchQueueHigh, hi32(g.launchQueue));
+        put(kCbufLaunchQueueLow, lo32(g.launchQueue));
+        put(kCbufLaunchDepth, g.launchDepth);
+    }
     // Where the parameters start before the driver area's end (sm_7x/sm_8x),
     // they own those bytes.
     if (k.paramBase < kCbufDriverAreaEnd) std::memset(bank + k.paramBase, 0, kCbufDriverAreaEnd - k.paramBase);
@@ -270,6 +273,8 @@ uint8_t* Launch::stage(Image& img, const Channel::DataSlot& slot, const Qmd& tmp
     key.dynamicSharedBytes = g.dynamicSharedBytes;
     key.blocksPerSm = g.blocksPerSm;
     key.localBytesPerThread = s.localBytesPerThread;
+    key.launchQueue = g.launchQueue;
+    key.launchDepth = g.launchDepth;
     key.cooperative = g.cooperative;
     if (key.serial == 0 || !(key == img.key)) {
         img.key = Image::Key{};  // not reusable while half built
@@ -295,11 +300,6 @@ uint8_t* Launch::stage(Image& img, const Channel::DataSlot& slot, const Qmd& tmp
         put(kCbufGridWorkspaceHigh, hi32(workspaceVa));
         put(kCbufGridWorkspaceLow, lo32(workspaceVa));
     }
-    // Always written: the image may have been built for another launch of
-    // the kernel (a host launch and a device-side one share it).
-    put(kCbufLaunchQueueHigh, hi32(g.launchQueue));
-    put(kCbufLaunchQueueLow, lo32(g.launchQueue));
-    put(kCbufLaunchDepth, g.launchDepth);
     // ... and QMD fields: where constant bank 0 is, what the grid releases.
     Qmd& q = img.qmd;
     q.set(l.cbufAddrLower(0), (slot.va >> l.cbufAddrShift) & 0xffffffffu);

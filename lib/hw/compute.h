@@ -110,6 +110,8 @@ public:
             uint64_t serial = 0;  // 0: nothing reusable
             uint32_t grid[3] = {}, block[3] = {}, cluster[3] = {};
             uint32_t dynamicSharedBytes = 0, blocksPerSm = 0, localBytesPerThread = 0;
+            uint64_t launchQueue = 0;
+            uint32_t launchDepth = 0;
             bool cooperative = false;
             bool operator==(const Key&) const = default;
         };

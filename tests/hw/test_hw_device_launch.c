@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "support/test_support.h"
 
@@ -116,38 +115,17 @@ static const char kPtxV1[] =
     "call.uni (r1), cudaLaunchDeviceV2, (b0, b1);\nld.param.b32 %r3, [r1];\n}\n"
     "DONE:\nret;\n}\n";
 
-static const char *devrt_path(char *buf, size_t n) {
-    const char *home = getenv("CUDA_HOME");
-    snprintf(buf, n, "%s/lib64/libcudadevrt.a", home ? home : "/usr/local/cuda");
-    return access(buf, R_OK) == 0 ? buf : NULL;
-}
-
-/* The kernels of 'source' (CUDA C, or PTX when 'ptx'), linked with
+/* The kernels of 'text' (CUDA C, or PTX when 'ptx'), linked with
  * libcudadevrt and loaded as a library. */
 static CUlibrary load_linked(const char *text, int ptx) {
-    char devrt[512];
-    if (!devrt_path(devrt, sizeof devrt)) ts_skip("no libcudadevrt.a under CUDA_HOME");
-    CUlinkState link;
-    assert_cu_ok(cuLinkCreate(0, NULL, NULL, &link));
-    void *object = NULL;
-    if (ptx) {
-        assert_cu_ok(cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)text, strlen(text) + 1, "dive_v1", 0, NULL, NULL));
-    } else {
-        const char *why = NULL;
-        if (!ts_nvrtc_available(&why)) ts_skip("no NVRTC: %s", why);
-        const char *opts[] = {"-rdc=true"};
-        size_t size = 0;
-        object = ts_compile_cubin_opts(text, "hw_device_launch.cu", ts_device_arch(), opts, 1, &size);
-        assert_non_null(object);
-        assert_cu_ok(cuLinkAddData(link, CU_JIT_INPUT_CUBIN, object, size, "cdp", 0, NULL, NULL));
-    }
-    assert_cu_ok(cuLinkAddFile(link, CU_JIT_INPUT_LIBRARY, devrt, 0, NULL, NULL));
-    void *image = NULL;
-    size_t imageBytes = 0;
-    assert_cu_ok(cuLinkComplete(link, &image, &imageBytes));
-    CUlibrary lib;
-    assert_cu_ok(cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0));
-    assert_cu_ok(cuLinkDestroy(link));
+    if (ptx) return ts_load_with_cudadevrt(CU_JIT_INPUT_PTX, text, strlen(text) + 1, "dive_v1");
+    const char *why = NULL;
+    if (!ts_nvrtc_available(&why)) ts_skip("no NVRTC: %s", why);
+    const char *opts[] = {"-rdc=true"};
+    size_t size = 0;
+    void *object = ts_compile_cubin_opts(text, "hw_device_launch.cu", ts_device_arch(), opts, 1, &size);
+    assert_non_null(object);
+    CUlibrary lib = ts_load_with_cudadevrt(CU_JIT_INPUT_CUBIN, object, size, "cdp");
     free(object);
     return lib;
 }

@@ -125,23 +125,10 @@ static void test_printf_format_in_constant_memory(void **state) {
 
 static void test_cooperative_groups_through_cudadevrt(void **state) {
     (void)state;
-    const char *home = getenv("CUDA_HOME");
-    char devrt[512];
-    snprintf(devrt, sizeof devrt, "%s/lib64/libcudadevrt.a", home ? home : "/usr/local/cuda");
-    if (access(devrt, R_OK) != 0) ts_skip("no %s", devrt);
     size_t size = 0;
     void *object = compile_rdc(kCgSource, "hw_numba_cg.cu", &size);
     if (!object) ts_skip("no NVRTC");
-    CUlinkState link;
-    assert_cu_ok(cuLinkCreate(0, NULL, NULL, &link));
-    assert_cu_ok(cuLinkAddData(link, CU_JIT_INPUT_CUBIN, object, size, "cg", 0, NULL, NULL));
-    assert_cu_ok(cuLinkAddFile(link, CU_JIT_INPUT_LIBRARY, devrt, 0, NULL, NULL));
-    void *image = NULL;
-    size_t imageBytes = 0;
-    assert_cu_ok(cuLinkComplete(link, &image, &imageBytes));
-    CUlibrary lib;
-    assert_cu_ok(cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0));
-    assert_cu_ok(cuLinkDestroy(link));
+    CUlibrary lib = ts_load_with_cudadevrt(CU_JIT_INPUT_CUBIN, object, size, "cg");
     free(object);
     CUkernel k;
     assert_cu_ok(cuLibraryGetKernel(&k, lib, "k_cg"));

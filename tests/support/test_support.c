@@ -475,3 +475,26 @@ double ts_now(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+CUlibrary ts_load_with_cudadevrt(CUjitInputType type, const void *input, size_t size, const char *name) {
+    const char *home = getenv("CUDA_HOME");
+    char devrt[512];
+    snprintf(devrt, sizeof devrt, "%s/lib64/libcudadevrt.a", home ? home : "/usr/local/cuda");
+    if (access(devrt, R_OK) != 0) ts_skip("no %s", devrt);
+    CUlinkState link;
+    assert_cu_ok(cuLinkCreate(0, NULL, NULL, &link));
+    assert_cu_ok(cuLinkAddData(link, type, (void *)input, size, name, 0, NULL, NULL));
+    CUresult added = cuLinkAddFile(link, CU_JIT_INPUT_LIBRARY, devrt, 0, NULL, NULL);
+    if (added == CUDA_ERROR_NOT_SUPPORTED) {
+        (void)cuLinkDestroy(link);
+        ts_skip("no nvJitLink to link %s", devrt);
+    }
+    assert_cu_ok(added);
+    void *image = NULL;
+    size_t imageBytes = 0;
+    assert_cu_ok(cuLinkComplete(link, &image, &imageBytes));
+    CUlibrary lib;
+    assert_cu_ok(cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0));
+    assert_cu_ok(cuLinkDestroy(link));
+    return lib;
+}

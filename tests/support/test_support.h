@@ -12,6 +12,7 @@
  *   ts_have_real_gpu                whether this machine has a real NVIDIA GPU
  *   ts_compile_cubin/_ptx/_fatbin   kernels built at test time (ts_kernels.h)
  *   ts_source_module                a kernel source compiled once (NVRTC), loaded
+ *   ts_load_with_cudadevrt          -rdc code linked with libcudadevrt, loaded
  *   ts_stream_new / ts_event_new    created or the test fails
  *   ts_dev_alloc / ts_pinned_alloc  allocated or the test fails
  *   ts_box_* / ts_fill_*host        2-D/3-D copies and fills, and what they
@@ -223,6 +224,13 @@ double ts_now(void);
 #define TS_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ------------------------------------------------------------------ kernels */
+
+/* 'input' (-rdc code: CU_JIT_INPUT_CUBIN or CU_JIT_INPUT_PTX, 'size' bytes)
+ * linked with the toolkit's libcudadevrt by cuLink, as programs calling the
+ * device runtime do, and loaded as a library. Skips the test when
+ * $CUDA_HOME/lib64/libcudadevrt.a (default /usr/local/cuda) is missing or
+ * the library cannot link one (no nvJitLink); fails it otherwise. */
+CUlibrary ts_load_with_cudadevrt(CUjitInputType type, const void *input, size_t size, const char *name);
 
 #ifdef __cplusplus
 }

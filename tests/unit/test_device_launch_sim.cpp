@@ -21,12 +21,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <map>
 #include <mutex>
 #include <vector>
 
+#include "common/envregs.h"
 #include "core/devrt_abi.h"
 #include "kdrv/sim/sim_control.h"
 #include "nvlite/cuda.h"
@@ -105,9 +105,9 @@ bool playNode(const sim::LaunchRecord& r, sim::KernelMemory& m) {
     uint64_t log = 0;
     memcpy(&log, r.cb0.data() + kParamBase, 8);
     const int id = static_cast<int>(cb0Word(r, kParamBase + 8));
-    const uint64_t queue = static_cast<uint64_t>(cb0Word(r, kEnvRegBase + 4 * devrt::kEnvRegLaunchQueueHigh)) << 32 |
-                           cb0Word(r, kEnvRegBase + 4 * devrt::kEnvRegLaunchQueueLow);
-    const uint32_t depth = cb0Word(r, kEnvRegBase + 4 * devrt::kEnvRegLaunchDepth);
+    const uint64_t queue = static_cast<uint64_t>(cb0Word(r, kEnvRegBase + 4 * nvl::envreg::kLaunchQueueHigh)) << 32 |
+                           cb0Word(r, kEnvRegBase + 4 * nvl::envreg::kLaunchQueueLow);
+    const uint32_t depth = cb0Word(r, kEnvRegBase + 4 * nvl::envreg::kLaunchDepth);
     std::vector<int> kids;
     {
         std::lock_guard lock(plan.mutex);
@@ -157,35 +157,15 @@ bool playNode(const sim::LaunchRecord& r, sim::KernelMemory& m) {
     return put(m, queue, q);
 }
 
-// The kernel, linked with libcudadevrt; NULL (with the reason) when the
-// toolkit is not there.
+// The kernel, linked with libcudadevrt (the test is skipped without the toolkit).
 CUlibrary loadNode() {
-    const char* home = getenv("CUDA_HOME");
-    char devrtPath[512];
-    snprintf(devrtPath, sizeof devrtPath, "%s/lib64/libcudadevrt.a", home ? home : "/usr/local/cuda");
-    if (access(devrtPath, R_OK) != 0) ts_skip("no %s", devrtPath);
     const char* why = nullptr;
     if (!ts_nvrtc_available(&why)) ts_skip("no NVRTC: %s", why);
     const char* opts[] = {"-rdc=true"};
     size_t size = 0;
     void* object = ts_compile_cubin_opts(kSource, "device_launch_sim.cu", 90, opts, 1, &size);
     assert_non_null(object);
-    CUlinkState link;
-    assert_cu_ok(cuLinkCreate(0, nullptr, nullptr, &link));
-    assert_cu_ok(cuLinkAddData(link, CU_JIT_INPUT_CUBIN, object, size, "node", 0, nullptr, nullptr));
-    CUresult added = cuLinkAddFile(link, CU_JIT_INPUT_LIBRARY, devrtPath, 0, nullptr, nullptr);
-    if (added == CUDA_ERROR_NOT_SUPPORTED) {
-        (void)cuLinkDestroy(link);
-        free(object);
-        ts_skip("no nvJitLink to link libcudadevrt");
-    }
-    assert_cu_ok(added);
-    void* image = nullptr;
-    size_t imageBytes = 0;
-    assert_cu_ok(cuLinkComplete(link, &image, &imageBytes));
-    CUlibrary lib;
-    assert_cu_ok(cuLibraryLoadData(&lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0));
-    assert_cu_ok(cuLinkDestroy(link));
+    CUlibrary lib = ts_load_with_cudadevrt(CU_JIT_INPUT_CUBIN, object, size, "node");
     free(object);
     return lib;
 }
@@ -337,7 +317,7 @@ void test_plain_kernel_has_no_queue(void** state) {
     assert_cu_ok(cuCtxSynchronize());
     const auto launches = sim::launches();
     assert_int_equal(launches.size(), 1);
-    for (uint32_t reg : {devrt::kEnvRegLaunchQueueHigh, devrt::kEnvRegLaunchQueueLow, devrt::kEnvRegLaunchDepth})
+    for (uint32_t reg : {nvl::envreg::kLaunchQueueHigh, nvl::envreg::kLaunchQueueLow, nvl::envreg::kLaunchDepth})
         assert_int_equal(cb0Word(launches[0], kEnvRegBase + 4 * reg), 0);
     assert_cu_ok(cuMemFree(p));
     assert_cu_ok(cuModuleUnload(m));
